@@ -1,0 +1,182 @@
+package dev.mcpd.spool;
+
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.zip.CRC32C;
+
+/**
+ * The spool's record format. Every record, in a segment or a credential file, is framed the same way:
+ *
+ * <pre>
+ *   +--------+---------+---------+------------------------+
+ *   | magic  | length  | crc32c  | payload (length bytes) |
+ *   | u32    | u32     | u32     |                        |
+ *   +--------+---------+---------+------------------------+
+ * </pre>
+ *
+ * The CRC-32C covers the payload, so a torn or overwritten record is detected and never read as whole.
+ * Integers are big-endian; a string is a u32 byte length followed by UTF-8 bytes.
+ *
+ * <p>Entry payload (magic {@code MCPR}): u8 version (1), u64 seq, u64 received-at (epoch ms),
+ * u32 credential reference (0 = none), method, target, content type, content encoding, idempotency key,
+ * u32 body length, body. The body comes last so it is written from the caller's array without a copy.
+ *
+ * <p>Credential payload (magic {@code MCPC}, only in mode-0600 {@code .cred} files): u8 version (1),
+ * u32 reference, header name, header value.
+ */
+final class RecordCodec {
+
+    static final int ENTRY_MAGIC = 0x4D435052;      // "MCPR"
+    static final int CREDENTIAL_MAGIC = 0x4D435043; // "MCPC"
+    static final int HEADER_BYTES = 12;
+    static final byte VERSION = 1;
+    /** Larger lengths are corruption, not records: no body the relay accepts comes near it. */
+    static final int MAX_PAYLOAD_BYTES = Integer.MAX_VALUE - 64;
+
+    private RecordCodec() {
+    }
+
+    /** An entry ready to be written: its buffers (header, metadata, body) and their total size. */
+    record EncodedEntry(ByteBuffer[] buffers, int size) {
+    }
+
+    static EncodedEntry encodeEntry(long seq, SpoolRequest request, int credentialRef) {
+        byte[] method = utf8(request.method());
+        byte[] target = utf8(request.target());
+        byte[] contentType = utf8(request.contentType());
+        byte[] contentEncoding = utf8(request.contentEncoding());
+        byte[] key = utf8(request.idempotencyKey());
+        int metaSize = 1 + 8 + 8 + 4 + 4 * 5 + method.length + target.length + contentType.length
+                + contentEncoding.length + key.length + 4;
+        ByteBuffer meta = ByteBuffer.allocate(metaSize);
+        meta.put(VERSION).putLong(seq).putLong(request.receivedAtMillis()).putInt(credentialRef);
+        putBytes(meta, method);
+        putBytes(meta, target);
+        putBytes(meta, contentType);
+        putBytes(meta, contentEncoding);
+        putBytes(meta, key);
+        meta.putInt(request.body().length);
+        meta.flip();
+        ByteBuffer body = ByteBuffer.wrap(request.body());
+        CRC32C crc = new CRC32C();
+        crc.update(meta.duplicate());
+        crc.update(body.duplicate());
+        long payloadSize = (long) metaSize + request.body().length;
+        if (payloadSize > MAX_PAYLOAD_BYTES) {
+            throw new IllegalArgumentException("request too large for one spool record: " + payloadSize + " bytes");
+        }
+        ByteBuffer header = header(ENTRY_MAGIC, (int) payloadSize, crc);
+        return new EncodedEntry(new ByteBuffer[] {header, meta, body}, HEADER_BYTES + (int) payloadSize);
+    }
+
+    static ByteBuffer encodeCredential(int ref, Credential credential) {
+        byte[] header = utf8(credential.header());
+        byte[] value = utf8(credential.value());
+        ByteBuffer payload = ByteBuffer.allocate(1 + 4 + 8 + header.length + value.length);
+        payload.put(VERSION).putInt(ref);
+        putBytes(payload, header);
+        putBytes(payload, value);
+        payload.flip();
+        CRC32C crc = new CRC32C();
+        crc.update(payload.duplicate());
+        ByteBuffer record = ByteBuffer.allocate(HEADER_BYTES + payload.remaining());
+        record.put(header(CREDENTIAL_MAGIC, payload.remaining(), crc)).put(payload).flip();
+        return record;
+    }
+
+    /** A decoded entry payload; the credential is still a reference into the segment's credential file. */
+    record DecodedEntry(long seq, int credentialRef, String method, String target, String contentType,
+                        String contentEncoding, String idempotencyKey, long receivedAtMillis, byte[] body) {
+
+        SpoolEntry toEntry(Optional<Credential> credential) {
+            return new SpoolEntry(seq, new SpoolRequest(method, target, contentType, contentEncoding,
+                    idempotencyKey, credential, receivedAtMillis, body));
+        }
+    }
+
+    static DecodedEntry decodeEntry(ByteBuffer payload) throws CorruptRecordException {
+        try {
+            checkVersion(payload.get());
+            long seq = payload.getLong();
+            long receivedAt = payload.getLong();
+            int credentialRef = payload.getInt();
+            String method = getString(payload);
+            String target = getString(payload);
+            String contentType = getString(payload);
+            String contentEncoding = getString(payload);
+            String key = getString(payload);
+            byte[] body = getBytes(payload);
+            if (payload.hasRemaining()) {
+                throw new CorruptRecordException("entry has " + payload.remaining() + " bytes past its body");
+            }
+            return new DecodedEntry(seq, credentialRef, method, target, contentType, contentEncoding, key,
+                    receivedAt, body);
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            throw new CorruptRecordException("entry fields run past the record");
+        }
+    }
+
+    /** Reads only the sequence number of an entry payload (recovery needs no more). */
+    static long peekSeq(ByteBuffer payload) throws CorruptRecordException {
+        if (payload.remaining() < 9) {
+            throw new CorruptRecordException("entry too short");
+        }
+        checkVersion(payload.get(payload.position()));
+        return payload.getLong(payload.position() + 1);
+    }
+
+    record DecodedCredential(int ref, Credential credential) {
+    }
+
+    static DecodedCredential decodeCredential(ByteBuffer payload) throws CorruptRecordException {
+        try {
+            checkVersion(payload.get());
+            int ref = payload.getInt();
+            return new DecodedCredential(ref, new Credential(getString(payload), getString(payload)));
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            throw new CorruptRecordException("credential fields run past the record");
+        }
+    }
+
+    static long crc(ByteBuffer payload) {
+        CRC32C crc = new CRC32C();
+        crc.update(payload.duplicate());
+        return crc.getValue();
+    }
+
+    private static ByteBuffer header(int magic, int payloadSize, CRC32C crc) {
+        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
+        header.putInt(magic).putInt(payloadSize).putInt((int) crc.getValue()).flip();
+        return header;
+    }
+
+    private static void checkVersion(byte version) throws CorruptRecordException {
+        if (version != VERSION) {
+            throw new CorruptRecordException("unknown record version " + version);
+        }
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void putBytes(ByteBuffer buffer, byte[] bytes) {
+        buffer.putInt(bytes.length).put(bytes);
+    }
+
+    private static String getString(ByteBuffer buffer) {
+        return new String(getBytes(buffer), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] getBytes(ByteBuffer buffer) {
+        int length = buffer.getInt();
+        if (length < 0 || length > buffer.remaining()) {
+            throw new IllegalArgumentException("length " + length + " past the record");
+        }
+        byte[] bytes = new byte[length];
+        buffer.get(bytes);
+        return bytes;
+    }
+}

@@ -1,0 +1,174 @@
+package dev.mcpd.spool;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The segment the spool appends to. Only the committer thread touches it.
+ *
+ * <p>A batch is appended and then forced with one {@code fdatasync} of each file written; until {@link #commit}
+ * returns, nothing of the batch counts. If writing or forcing fails, the files are cut back to where the batch began
+ * so that no half-written record sits before later ones.
+ */
+final class SegmentWriter implements Closeable {
+
+    /** Where one committed entry sits. */
+    record Written(long seq, long offset, int size) {
+    }
+
+    private final Path dir;
+    private final long firstSeq;
+    private final FileChannel data;
+    private FileChannel credentials;
+    private long dataSize;
+    private long credentialsSize;
+    private boolean broken;
+    private final Map<Credential, Integer> credentialRefs = new HashMap<>();
+
+    private SegmentWriter(Path dir, long firstSeq, FileChannel data) {
+        this.dir = dir;
+        this.firstSeq = firstSeq;
+        this.data = data;
+    }
+
+    /** Creates the segment file and makes its name durable before any entry is written to it. */
+    static SegmentWriter create(Path dir, long firstSeq) throws IOException {
+        FileChannel data = SpoolFiles.createOwnerOnly(SpoolFiles.segment(dir, firstSeq));
+        SpoolFiles.forceDirectory(dir);
+        return new SegmentWriter(dir, firstSeq, data);
+    }
+
+    /**
+     * Like {@link #create}, but when the segment file exists already — a segment that holds no whole entry, left by
+     * the previous run — it is emptied and reused, so its name (the sequence high-water mark) is never absent from
+     * the directory. Its bytes, if any, were a torn batch that was never answered.
+     */
+    static SegmentWriter createOrReuseEmpty(Path dir, long firstSeq) throws IOException {
+        Path file = SpoolFiles.segment(dir, firstSeq);
+        if (!Files.exists(file)) {
+            return create(dir, firstSeq);
+        }
+        FileChannel data = FileChannel.open(file, StandardOpenOption.WRITE,
+                StandardOpenOption.READ);
+        data.truncate(0);
+        data.force(true);
+        Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
+        SpoolFiles.forceDirectory(dir);
+        return new SegmentWriter(dir, firstSeq, data);
+    }
+
+    long firstSeq() {
+        return firstSeq;
+    }
+
+    long size() {
+        return dataSize;
+    }
+
+    /** True after a failed batch could not be cut back: the segment takes no more entries. */
+    boolean broken() {
+        return broken;
+    }
+
+    /**
+     * Appends the requests as entries {@code firstSeqOfBatch}, {@code firstSeqOfBatch + 1}, … and forces them to disk.
+     * Returns only when every byte of the batch (and of any credential it introduced) is durable.
+     */
+    List<Written> commit(long firstSeqOfBatch, List<SpoolRequest> batch) throws IOException {
+        long dataStart = dataSize;
+        long credentialsStart = credentialsSize;
+        List<Credential> introduced = new ArrayList<>();
+        try {
+            List<ByteBuffer> credentialRecords = new ArrayList<>();
+            List<ByteBuffer> buffers = new ArrayList<>(batch.size() * 3);
+            List<Written> written = new ArrayList<>(batch.size());
+            long offset = dataSize;
+            for (int i = 0; i < batch.size(); i++) {
+                SpoolRequest request = batch.get(i);
+                int ref = 0;
+                if (request.credential().isPresent()) {
+                    Credential credential = request.credential().get();
+                    Integer known = credentialRefs.get(credential);
+                    if (known == null) {
+                        ref = credentialRefs.size() + 1;
+                        credentialRefs.put(credential, ref);
+                        introduced.add(credential);
+                        credentialRecords.add(RecordCodec.encodeCredential(ref, credential));
+                    } else {
+                        ref = known;
+                    }
+                }
+                RecordCodec.EncodedEntry encoded = RecordCodec.encodeEntry(firstSeqOfBatch + i, request, ref);
+                buffers.addAll(List.of(encoded.buffers()));
+                written.add(new Written(firstSeqOfBatch + i, offset, encoded.size()));
+                offset += encoded.size();
+            }
+            if (!credentialRecords.isEmpty()) {
+                credentialsSize += writeAll(credentialsChannel(), credentialsSize, credentialRecords);
+                credentials.force(false);
+            }
+            dataSize += writeAll(data, dataSize, buffers);
+            data.force(false);
+            return written;
+        } catch (IOException | RuntimeException e) {
+            introduced.forEach(credentialRefs::remove);
+            cutBack(dataStart, credentialsStart, e);
+            throw e;
+        }
+    }
+
+    private FileChannel credentialsChannel() throws IOException {
+        if (credentials == null) {
+            credentials = SpoolFiles.createOwnerOnly(SpoolFiles.credentials(dir, firstSeq));
+            SpoolFiles.forceDirectory(dir);
+        }
+        return credentials;
+    }
+
+    /** One gathering write (writev) where the kernel allows, instead of a system call per buffer. */
+    private static long writeAll(FileChannel channel, long at, List<ByteBuffer> buffers) throws IOException {
+        ByteBuffer[] array = buffers.toArray(new ByteBuffer[0]);
+        long total = 0;
+        for (ByteBuffer buffer : array) {
+            total += buffer.remaining();
+        }
+        channel.position(at);
+        long written = 0;
+        while (written < total) {
+            written += channel.write(array);
+        }
+        return written;
+    }
+
+    private void cutBack(long dataStart, long credentialsStart, Exception cause) {
+        try {
+            data.truncate(dataStart);
+            dataSize = dataStart;
+            if (credentials != null) {
+                credentials.truncate(credentialsStart);
+                credentialsSize = credentialsStart;
+            }
+        } catch (IOException truncateFailed) {
+            cause.addSuppressed(truncateFailed);
+            broken = true;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        try (data) {
+            if (credentials != null) {
+                credentials.close();
+            }
+        }
+    }
+}

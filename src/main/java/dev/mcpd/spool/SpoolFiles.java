@@ -1,0 +1,81 @@
+package dev.mcpd.spool;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.Set;
+
+/** Names and creates the spool's files; knows the one way to make a new name durable. */
+final class SpoolFiles {
+
+    static final String SEGMENT_SUFFIX = ".seg";
+    static final String CREDENTIAL_SUFFIX = ".cred";
+
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_DIR =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+
+    private SpoolFiles() {
+    }
+
+    static Path segment(Path dir, long firstSeq) {
+        return dir.resolve(baseName(firstSeq) + SEGMENT_SUFFIX);
+    }
+
+    static Path credentials(Path dir, long firstSeq) {
+        return dir.resolve(baseName(firstSeq) + CREDENTIAL_SUFFIX);
+    }
+
+    /** Segment names are the first sequence number they may hold, zero-padded so that names sort in seq order. */
+    static String baseName(long firstSeq) {
+        return String.format("%020d", firstSeq);
+    }
+
+    /** The first sequence number named by a segment file, or -1 when the name is not a segment's. */
+    static long firstSeqOf(Path segment) {
+        String name = segment.getFileName().toString();
+        if (!name.endsWith(SEGMENT_SUFFIX) || name.length() != 20 + SEGMENT_SUFFIX.length()) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(name.substring(0, 20));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** Creates the directory (and missing parents) readable by the relay's user only. */
+    static void createDirectory(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            try {
+                Files.createDirectories(dir, OWNER_ONLY_DIR);
+            } catch (FileAlreadyExistsException e) {
+                throw new IOException(dir + " exists and is not a directory", e);
+            }
+        }
+    }
+
+    /**
+     * Creates a new file with mode 0600 from the start (the mode is given to open(2), never chmod'ed later), for
+     * appending. The caller must {@link #forceDirectory} before relying on its name.
+     */
+    static FileChannel createOwnerOnly(Path file) throws IOException {
+        return FileChannel.open(file, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                StandardOpenOption.READ), OWNER_ONLY_FILE);
+    }
+
+    /** fsync of a directory: makes the names created or removed in it durable. */
+    static void forceDirectory(Path dir) throws IOException {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+            channel.force(true);
+        }
+    }
+}

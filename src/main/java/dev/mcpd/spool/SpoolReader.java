@@ -1,0 +1,69 @@
+package dev.mcpd.spool;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Reads a spool directory without changing it: the whole entries it holds, and what is damaged. For inspection
+ * (tests, {@code spool check}); it never creates, truncates or deletes a file.
+ */
+public final class SpoolReader {
+
+    /**
+     * Everything a spool directory holds.
+     *
+     * @param entries the whole entries, oldest first
+     * @param damage  one line per segment whose reading stopped early
+     */
+    public record Contents(List<SpoolEntry> entries, List<String> damage) {
+    }
+
+    private SpoolReader() {
+    }
+
+    public static Contents read(Path dir) throws IOException {
+        List<SpoolEntry> entries = new ArrayList<>();
+        List<String> damage = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return new Contents(entries, damage);
+        }
+        for (Path segment : SegmentScan.segmentsIn(dir)) {
+            SegmentScan scan = SegmentScan.of(segment);
+            scan.damage().ifPresent(d -> damage.add(segment.getFileName() + ": " + d));
+            Map<Integer, Credential> credentials = SegmentScan.credentialsOf(dir, scan.firstSeq());
+            try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
+                for (SegmentWriter.Written location : scan.entries()) {
+                    entries.add(readEntry(channel, location, credentials));
+                }
+            } catch (CorruptRecordException e) {
+                damage.add(segment.getFileName() + ": " + e.getMessage());
+            }
+        }
+        return new Contents(entries, damage);
+    }
+
+    static SpoolEntry readEntry(FileChannel channel, SegmentWriter.Written location,
+                                Map<Integer, Credential> credentials) throws IOException, CorruptRecordException {
+        ByteBuffer payload = RecordScanner.readPayload(channel, location.offset(), location.size(),
+                RecordCodec.ENTRY_MAGIC);
+        RecordCodec.DecodedEntry decoded = RecordCodec.decodeEntry(payload);
+        Optional<Credential> credential = Optional.empty();
+        if (decoded.credentialRef() != 0) {
+            Credential found = credentials.get(decoded.credentialRef());
+            if (found == null) {
+                throw new CorruptRecordException("entry " + decoded.seq() + " refers to credential "
+                        + decoded.credentialRef() + ", which its segment's credential file lacks");
+            }
+            credential = Optional.of(found);
+        }
+        return decoded.toEntry(credential);
+    }
+}
