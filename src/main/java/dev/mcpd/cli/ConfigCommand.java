@@ -1,0 +1,34 @@
+package dev.mcpd.cli;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code mcpd config}: print the effective configuration, one line per section, and exit. It describes
+ * without judging what a role needs, so it works without upstreams; it never prints a secret.
+ */
+@Command(name = "config", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+        description = "Print the effective configuration, one line per section, and exit.")
+public final class ConfigCommand implements Callable<Integer> {
+    @ParentCommand
+    private Mcpd mcpd;
+
+    @Mixin
+    private CommonOptions options;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        mcpd.config(options).describe().forEach(out::println);
+        out.flush();
+        return Mcpd.EXIT_OK;
+    }
+}

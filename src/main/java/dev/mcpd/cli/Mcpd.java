@@ -1,0 +1,119 @@
+package dev.mcpd.cli;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.relay.RelayApplication;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.ToIntFunction;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code mcpd} command line (SPEC §1): {@code mcpd [OPTIONS] COMMAND [OPTIONS]}.
+ *
+ * <p>The environment is passed in rather than read here and there, so a test can run any command line
+ * against any environment and read what it prints.
+ */
+@Command(name = "mcpd", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+        subcommands = {RelayCommand.class, ConfigCommand.class},
+        synopsisHeading = "Usage: ",
+        customSynopsis = "mcpd [OPTIONS] COMMAND [OPTIONS]",
+        description = {"Durable ingest relay for telemetry.", "Options may stand before or after the command."},
+        footer = "Every option also reads MCPD_<NAME> (e.g. MCPD_SPOOL_DIR); a flag beats the variable.")
+public final class Mcpd implements Callable<Integer> {
+    static final String VERSION = "0.1.0";
+    static final int EXIT_OK = 0;
+    /** Something went wrong while running. */
+    static final int EXIT_FAILURE = 1;
+    /** The command line or the configuration is wrong (SPEC §1). */
+    static final int EXIT_USAGE = 2;
+
+    /** The options written before the command. */
+    @Mixin
+    private CommonOptions options;
+
+    @Spec
+    private CommandSpec spec;
+
+    private final Map<String, String> environment;
+    private final ToIntFunction<McpdConfig> relay;
+
+    private Mcpd(Map<String, String> environment, ToIntFunction<McpdConfig> relay) {
+        this.environment = Map.copyOf(environment);
+        this.relay = relay;
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs a command line against this process's environment, stdout and stderr; returns the exit status. */
+    public static int execute(String... args) {
+        return execute(System.getenv(), writer(System.out), writer(System.err), args);
+    }
+
+    /** Runs a command line against the given environment and writers; returns the exit status. */
+    public static int execute(Map<String, String> environment, PrintWriter out, PrintWriter err, String... args) {
+        // A lambda, not a method reference: the relay's classes (Camel and all) load only when it runs.
+        return execute(environment, out, err, config -> RelayApplication.run(config), args);
+    }
+
+    /** As {@link #execute(Map, PrintWriter, PrintWriter, String...)}, with {@code relay} standing in for the relay. */
+    static int execute(Map<String, String> environment, PrintWriter out, PrintWriter err,
+                       ToIntFunction<McpdConfig> relay, String... args) {
+        OneLineErrors errors = new OneLineErrors();
+        CommandLine commandLine = new CommandLine(new Mcpd(environment, relay))
+                .setOut(out)
+                .setErr(err)
+                // "--data a --data b" means b, as in most tools, not an error.
+                .setOverwrittenOptionsAllowed(true)
+                // "@name" is a key or a path here, never a file of arguments to expand.
+                .setExpandAtFiles(false)
+                .setParameterExceptionHandler(errors)
+                .setExecutionExceptionHandler(errors);
+        try {
+            return commandLine.execute(args);
+        } finally {
+            out.flush();
+            err.flush();
+        }
+    }
+
+    /** {@code mcpd} without a command has nothing to run. */
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("mcpd: name a command: relay or config (see 'mcpd --help')");
+        err.flush();
+        return EXIT_USAGE;
+    }
+
+    McpdConfig config(CommonOptions afterCommand) {
+        return McpdConfig.from(CommonOptions.merge(options, afterCommand), environment);
+    }
+
+    int runRelay(McpdConfig config) {
+        return relay.applyAsInt(config);
+    }
+
+    private static PrintWriter writer(PrintStream stream) {
+        // UTF-8 whatever the locale: messages contain '…', and container logs are read as UTF-8.
+        return new PrintWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), true);
+    }
+
+    /** The version {@code --version} prints, on every command. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"mcpd " + VERSION};
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.mcpd.cli;
+
+import dev.mcpd.config.ConfigException;
+import dev.mcpd.config.McpdConfig;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code mcpd relay}: run the relay in the foreground (SPEC §2–§7). */
+@Command(name = "relay", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+        description = "Run the relay in the foreground: spool every ingest request on disk, answer the sender,"
+                + " then deliver it to the upstreams in order, with failover and retries.")
+public final class RelayCommand implements Callable<Integer> {
+    static final String NO_UPSTREAM =
+            "relay needs at least one upstream: name it with --upstream URL or MCPD_UPSTREAMS=URL[,URL…]";
+
+    @ParentCommand
+    private Mcpd mcpd;
+
+    @Mixin
+    private CommonOptions options;
+
+    @Override
+    public Integer call() {
+        McpdConfig config = mcpd.config(options);
+        // A relay with nowhere to deliver would fill its spool and then refuse everything: refuse to start.
+        if (config.upstreams().isEmpty()) {
+            throw new ConfigException(NO_UPSTREAM);
+        }
+        return mcpd.runRelay(config);
+    }
+}

@@ -1,0 +1,408 @@
+package dev.mcpd.config;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * Everything one mcpd process is configured with (SPEC §1), typed and validated.
+ *
+ * <p>Every instance is valid: the canonical constructor checks each value, so a component that is handed
+ * a config never checks it again. {@link #from(Map, Map)} builds one from command-line flags and
+ * environment variables, with SPEC §1's precedence (flag, then variable, then default) and errors that
+ * name the flag or variable the bad value came from. Nothing else in mcpd reads flags or the environment.
+ *
+ * @param listen         ingest, probes and metrics address ({@code --listen})
+ * @param data           the collector store: a file path (embedded SQLite) or a {@code postgres://} URL;
+ *                       for the relay it only places the spool ({@code --data})
+ * @param spoolDir       where spools live; the relay spools in {@link #relaySpoolDir()} ({@code --spool-dir})
+ * @param upstreams      collectors to deliver to, primary first ({@code --upstream})
+ * @param ingestKey      key a sender must present; empty means open ({@code --ingest-key})
+ * @param upstreamKey    key the relay presents to every upstream; empty means each sender's own key is
+ *                       passed on ({@code --upstream-key})
+ * @param spoolMaxBytes  spool bound ({@code --spool-max-bytes})
+ * @param maxBodyBytes   larger request bodies get 413 ({@code --max-body-bytes})
+ * @param requestTimeout a request not fully read in time gets 408 ({@code --request-timeout-seconds})
+ * @param workers        delivery workers ({@code --workers})
+ */
+public record McpdConfig(
+        ListenAddress listen,
+        String data,
+        Path spoolDir,
+        List<URI> upstreams,
+        Optional<Secret> ingestKey,
+        Optional<Secret> upstreamKey,
+        long spoolMaxBytes,
+        long maxBodyBytes,
+        Duration requestTimeout,
+        int workers) {
+
+    public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("0.0.0.0", 4317);
+    public static final String DEFAULT_DATA = "./data/mcpd.db";
+    public static final long DEFAULT_SPOOL_MAX_BYTES = ByteSize.GIB;
+    public static final long DEFAULT_MAX_BODY_BYTES = 16 * ByteSize.MIB;
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+    public static final int DEFAULT_WORKERS = 4;
+    /** More workers than this buys nothing over one network link and only hides a wrong value. */
+    public static final int MAX_WORKERS = 1024;
+    /** A day: longer is surely a mistake, and keeps the timeout safe to convert to milliseconds. */
+    public static final long MAX_REQUEST_TIMEOUT_SECONDS = 86_400;
+
+    private static final Pattern POSTGRES = Pattern.compile("(?i)postgres(ql)?://.*");
+    private static final Pattern WHOLE_NUMBER = Pattern.compile("\\d+");
+    private static final int SECTION_WIDTH = 16;
+
+    /** The options of SPEC §1, each with its flag and its environment variable. */
+    public enum Option {
+        LISTEN("--listen"),
+        DATA("--data"),
+        SPOOL_DIR("--spool-dir"),
+        // The one exception to MCPD_<NAME>: the variable holds the whole list.
+        UPSTREAM("--upstream", "MCPD_UPSTREAMS"),
+        INGEST_KEY("--ingest-key"),
+        UPSTREAM_KEY("--upstream-key"),
+        SPOOL_MAX_BYTES("--spool-max-bytes"),
+        MAX_BODY_BYTES("--max-body-bytes"),
+        REQUEST_TIMEOUT_SECONDS("--request-timeout-seconds"),
+        WORKERS("--workers");
+
+        private final String flag;
+        private final String environmentVariable;
+
+        Option(String flag) {
+            this(flag, "MCPD_" + flag.substring(2).toUpperCase(Locale.ROOT).replace('-', '_'));
+        }
+
+        Option(String flag, String environmentVariable) {
+            this.flag = flag;
+            this.environmentVariable = environmentVariable;
+        }
+
+        public String flag() {
+            return flag;
+        }
+
+        public String environmentVariable() {
+            return environmentVariable;
+        }
+    }
+
+    /** Checks every value; a bad one is a {@link ConfigException} naming the option and its variable. */
+    public McpdConfig {
+        Objects.requireNonNull(listen, "listen");
+        Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(spoolDir, "spoolDir");
+        Objects.requireNonNull(upstreams, "upstreams");
+        Objects.requireNonNull(ingestKey, "ingestKey");
+        Objects.requireNonNull(upstreamKey, "upstreamKey");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
+        check(Option.DATA, () -> checkData(data));
+        for (URI upstream : upstreams) {
+            check(Option.UPSTREAM, () -> checkUpstream(upstream));
+        }
+        check(Option.SPOOL_MAX_BYTES, () -> atLeastOneByte(spoolMaxBytes));
+        check(Option.MAX_BODY_BYTES, () -> atLeastOneByte(maxBodyBytes));
+        check(Option.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
+        check(Option.WORKERS, () -> checkWorkers(workers));
+        // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
+        upstreams = List.copyOf(upstreams);
+    }
+
+    /**
+     * The configuration given by command-line flags and environment variables (SPEC §1).
+     *
+     * <p>A flag beats its variable; any {@code --upstream} flag replaces the whole {@code MCPD_UPSTREAMS}
+     * list; an empty variable counts as unset. A single-valued option given several times keeps its last
+     * value.
+     *
+     * @param flags       the values of each flag, in the order written on the command line
+     * @param environment the process environment (injected so tests need not set real variables)
+     * @throws ConfigException naming the flag or variable of the first bad value
+     */
+    public static McpdConfig from(Map<Option, List<String>> flags, Map<String, String> environment) {
+        Sources given = new Sources(flags, environment);
+        String data = given.single(Option.DATA, McpdConfig::checkData).orElse(DEFAULT_DATA);
+        return new McpdConfig(
+                given.single(Option.LISTEN, ListenAddress::parse).orElse(DEFAULT_LISTEN),
+                data,
+                given.single(Option.SPOOL_DIR, McpdConfig::parseDirectory).orElseGet(() -> defaultSpoolDir(data)),
+                given.upstreams(),
+                given.single(Option.INGEST_KEY, Secret::of),
+                given.single(Option.UPSTREAM_KEY, Secret::of),
+                given.single(Option.SPOOL_MAX_BYTES, text -> atLeastOneByte(ByteSize.parse(text)))
+                        .orElse(DEFAULT_SPOOL_MAX_BYTES),
+                given.single(Option.MAX_BODY_BYTES, text -> atLeastOneByte(ByteSize.parse(text)))
+                        .orElse(DEFAULT_MAX_BODY_BYTES),
+                given.single(Option.REQUEST_TIMEOUT_SECONDS,
+                                text -> checkRequestTimeout(Duration.ofSeconds(wholeNumber(text))))
+                        .orElse(DEFAULT_REQUEST_TIMEOUT),
+                given.single(Option.WORKERS, text -> checkWorkers(wholeNumber(text))).orElse(DEFAULT_WORKERS));
+    }
+
+    /** The configuration given by environment variables alone (no flags): handy for tests. */
+    public static McpdConfig fromEnvironment(Map<String, String> environment) {
+        return from(Map.of(), environment);
+    }
+
+    /**
+     * The spool directory when {@code --spool-dir} is not given: beside the data file, named after it
+     * ({@code /data/mcpd.db} → {@code /data/mcpd.spool}); for a PostgreSQL store, which has no file,
+     * beside the default data file ({@code ./data/mcpd.spool}).
+     */
+    public static Path defaultSpoolDir(String data) {
+        checkData(data);
+        Path file = Path.of(isPostgres(data) ? DEFAULT_DATA : data);
+        String name = file.getFileName().toString();
+        int lastDot = name.lastIndexOf('.');
+        // A leading dot starts a hidden file's name, not an extension.
+        String stem = lastDot > 0 ? name.substring(0, lastDot) : name;
+        Path parent = file.getParent();
+        return parent == null ? Path.of(stem + ".spool") : parent.resolve(stem + ".spool");
+    }
+
+    /** Where the relay spools: {@code <spool-dir>/relay}. */
+    public Path relaySpoolDir() {
+        return spoolDir.resolve("relay");
+    }
+
+    /** Whether the store is PostgreSQL ({@code postgres://} or {@code postgresql://}) rather than a SQLite file. */
+    public boolean usesPostgres() {
+        return isPostgres(data);
+    }
+
+    /**
+     * What {@code mcpd config} prints: one line per section ({@code listen}, {@code ingest}, {@code store},
+     * {@code relay}, {@code delivery}), the name padded to 16 columns. No key, password or URL userinfo
+     * appears in it.
+     */
+    public List<String> describe() {
+        return List.of(
+                section("listen", listen + "; bodies up to " + ByteSize.format(maxBodyBytes)
+                        + ", read within " + requestTimeout.toSeconds() + " s"),
+                section("ingest", ingestKey.isPresent()
+                        ? "sender key required (--ingest-key)"
+                        : "open: no sender key required"),
+                section("store", usesPostgres()
+                        ? redact(data) + " (PostgreSQL)"
+                        : data + " (embedded SQLite)"),
+                section("relay", describeUpstreams() + "; "
+                        + (upstreamKey.isPresent()
+                                ? "upstream key presented to every upstream"
+                                : "each sender's key passed on")
+                        + "; spool at " + relaySpoolDir() + ", " + ByteSize.format(spoolMaxBytes)),
+                section("delivery", workers + (workers == 1 ? " worker" : " workers")));
+    }
+
+    /** Like {@link #describe()}: a record's default text would show the password of a PostgreSQL URL. */
+    @Override
+    public String toString() {
+        return "McpdConfig" + describe().stream()
+                .map(line -> line.replaceAll(" {2,}", ": "))
+                .collect(Collectors.joining("; ", "[", "]"));
+    }
+
+    private String describeUpstreams() {
+        if (upstreams.isEmpty()) {
+            return "no upstream (name one with --upstream or MCPD_UPSTREAMS)";
+        }
+        return upstreams.size() + " upstream(s) in order, " + upstreams.stream()
+                .map(upstream -> redact(upstream.toString()))
+                .collect(Collectors.joining(", "));
+    }
+
+    private static String section(String name, String text) {
+        return String.format("%-" + SECTION_WIDTH + "s%s", name, text);
+    }
+
+    // ---- values: each check returns the value or throws IllegalArgumentException saying what is wrong
+
+    private static String checkData(String data) {
+        if (data.isBlank()) {
+            throw new IllegalArgumentException("the value is empty: name a file or a postgres:// URL");
+        }
+        if (isPostgres(data)) {
+            URI uri = parseUri(data, "is not a postgres:// URL");
+            if (uri.getHost() == null) {
+                throw new IllegalArgumentException("\"" + redact(data) + "\" is not a postgres:// URL: it names no host");
+            }
+            return data;
+        }
+        Path file = parsePath(data);
+        if (file.getFileName() == null) {
+            throw new IllegalArgumentException("\"" + data + "\" names no file");
+        }
+        return data;
+    }
+
+    private static Path parseDirectory(String text) {
+        if (text.isBlank()) {
+            throw new IllegalArgumentException("the value is empty: name a directory");
+        }
+        return parsePath(text);
+    }
+
+    private static Path parsePath(String text) {
+        try {
+            return Path.of(text);
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException("\"" + text + "\" is not a path: " + e.getReason());
+        }
+    }
+
+    private static URI parseUpstream(String text) {
+        return checkUpstream(parseUri(text.strip(), "is not an upstream URL"));
+    }
+
+    private static URI checkUpstream(URI upstream) {
+        String scheme = upstream.getScheme() == null ? "" : upstream.getScheme().toLowerCase(Locale.ROOT);
+        if (!upstream.isAbsolute() || !(scheme.equals("http") || scheme.equals("https"))) {
+            throw new IllegalArgumentException("\"" + redact(upstream.toString())
+                    + "\" is not an upstream URL: use http://HOST:PORT or https://HOST:PORT");
+        }
+        if (upstream.getHost() == null) {
+            // java.net.URI finds no host in names with '_' (common for Compose services); nor would the HTTP client.
+            throw new IllegalArgumentException("\"" + redact(upstream.toString())
+                    + "\" is not an upstream URL: it names no host (host names may use letters, digits, '-' and '.')");
+        }
+        return upstream;
+    }
+
+    private static URI parseUri(String text, String notWhat) {
+        try {
+            return new URI(text);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("\"" + redact(text) + "\" " + notWhat);
+        }
+    }
+
+    private static long atLeastOneByte(long bytes) {
+        if (bytes < 1) {
+            throw new IllegalArgumentException(bytes + " bytes is too small: use at least 1 byte");
+        }
+        return bytes;
+    }
+
+    private static Duration checkRequestTimeout(Duration timeout) {
+        if (timeout.compareTo(Duration.ofSeconds(1)) < 0
+                || timeout.compareTo(Duration.ofSeconds(MAX_REQUEST_TIMEOUT_SECONDS)) > 0) {
+            throw new IllegalArgumentException(timeout.toSeconds() + " seconds is out of range: use 1 to "
+                    + MAX_REQUEST_TIMEOUT_SECONDS);
+        }
+        return timeout;
+    }
+
+    private static int checkWorkers(long workers) {
+        if (workers < 1 || workers > MAX_WORKERS) {
+            throw new IllegalArgumentException(workers + " workers is out of range: use 1 to " + MAX_WORKERS);
+        }
+        return (int) workers;
+    }
+
+    private static long wholeNumber(String text) {
+        String digits = text.strip();
+        if (!WHOLE_NUMBER.matcher(digits).matches()) {
+            throw new IllegalArgumentException("\"" + text + "\" is not a whole number");
+        }
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException tooManyDigits) {
+            throw new IllegalArgumentException("\"" + text + "\" is too large");
+        }
+    }
+
+    private static boolean isPostgres(String data) {
+        return POSTGRES.matcher(data).matches();
+    }
+
+    /**
+     * A URL fit to print: the password of {@code user:password@} becomes {@code ***}, a userinfo without a
+     * password (often a token) becomes {@code ***} entirely, and so does any query parameter whose name
+     * says it holds a password, key, token or secret (libpq accepts {@code ?password=}).
+     */
+    static String redact(String url) {
+        return url
+                .replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@:]*):[^/?#@]*@", "$1$2:***@")
+                .replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@:]+@", "$1***@")
+                .replaceAll("(?i)([?&][^=&#]*(?:pass|key|token|secret)[^=&#]*=)[^&#]*", "$1***");
+    }
+
+    /** Runs a check of a value given in code: the error names the option and its variable. */
+    private static <T> T check(Option option, Supplier<T> value) {
+        return check(option.flag() + " (" + option.environmentVariable() + ")", value);
+    }
+
+    /** Runs a check; a failure becomes a ConfigException naming {@code what} was given the bad value. */
+    private static <T> T check(String what, Supplier<T> value) {
+        try {
+            return value.get();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("invalid value for " + what + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The raw text of each option, with SPEC §1's precedence applied, parsed so that an error names the
+     * flag or the environment variable the text came from.
+     */
+    private static final class Sources {
+        private final Map<Option, List<String>> flags;
+        private final Map<String, String> environment;
+
+        Sources(Map<Option, List<String>> flags, Map<String, String> environment) {
+            this.flags = flags;
+            this.environment = environment;
+        }
+
+        <T> Optional<T> single(Option option, Function<String, T> parse) {
+            List<String> values = flags.getOrDefault(option, List.of());
+            if (!values.isEmpty()) {
+                String last = values.get(values.size() - 1);
+                return Optional.of(fromFlag(option, () -> parse.apply(last)));
+            }
+            return variable(option).map(text -> fromVariable(option, () -> parse.apply(text)));
+        }
+
+        List<URI> upstreams() {
+            List<String> values = flags.getOrDefault(Option.UPSTREAM, List.of());
+            List<URI> upstreams = new ArrayList<>();
+            if (!values.isEmpty()) {
+                for (String text : values) {
+                    upstreams.add(fromFlag(Option.UPSTREAM, () -> parseUpstream(text)));
+                }
+                return upstreams;
+            }
+            for (String text : variable(Option.UPSTREAM).orElse("").split(",")) {
+                // Blank entries (a trailing comma, "a,,b") are slips, not upstreams.
+                if (!text.isBlank()) {
+                    upstreams.add(fromVariable(Option.UPSTREAM, () -> parseUpstream(text)));
+                }
+            }
+            return upstreams;
+        }
+
+        private Optional<String> variable(Option option) {
+            String text = environment.get(option.environmentVariable());
+            return text == null || text.isBlank() ? Optional.empty() : Optional.of(text);
+        }
+
+        private static <T> T fromFlag(Option option, Supplier<T> value) {
+            return check(option.flag(), value);
+        }
+
+        private static <T> T fromVariable(Option option, Supplier<T> value) {
+            return check(option.flag() + " (environment variable " + option.environmentVariable() + ")", value);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package dev.mcpd.cli;
+
+import static dev.mcpd.cli.McpdRun.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.DynamicTest.dynamicTest;
+
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/** SPEC §1: an invalid value or option is one line on stderr and exit status 2 — never a stack trace. */
+class CommandLineErrorsTest {
+
+    @Test
+    void negativeSizeIsOneLineNamingTheFlag() {
+        run(Map.of(), "config", "--spool-max-bytes", "-5").assertUsageErrorLine("mcpd: invalid value for"
+                + " --spool-max-bytes: \"-5\" is not a byte size: use a whole number of bytes, KiB, MiB or GiB (e.g. 16MiB)");
+    }
+
+    @Test
+    void badValueBeforeTheCommandIsReportedTheSameWay() {
+        run(Map.of(), "--spool-max-bytes", "-5", "config").assertUsageErrorLine("mcpd: invalid value for"
+                + " --spool-max-bytes: \"-5\" is not a byte size: use a whole number of bytes, KiB, MiB or GiB (e.g. 16MiB)");
+    }
+
+    @Test
+    void badValueFromTheEnvironmentNamesTheVariable() {
+        run(Map.of("MCPD_WORKERS", "many"), "config").assertUsageErrorLine(
+                "mcpd: invalid value for --workers (environment variable MCPD_WORKERS): \"many\" is not a whole number");
+        run(Map.of("MCPD_UPSTREAMS", "mcpd.eu.internal:4317"), "relay").assertUsageErrorLine(
+                "mcpd: invalid value for --upstream (environment variable MCPD_UPSTREAMS): \"mcpd.eu.internal:4317\""
+                        + " is not an upstream URL: use http://HOST:PORT or https://HOST:PORT");
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyBadValueIsOneLineAndExitStatusTwo() {
+        return Stream.of(
+                        List.of("config", "--listen", "4317"),
+                        List.of("config", "--listen", "localhost:70000"),
+                        List.of("relay", "--upstream", "ftp://mcpd.eu.internal"),
+                        List.of("relay", "--upstream", "not a url"),
+                        List.of("relay", "--upstream", "http://x:1", "--upstream", "//no-scheme"),
+                        List.of("config", "--spool-max-bytes", "1.5GiB"),
+                        List.of("config", "--spool-max-bytes", "10MB"),
+                        List.of("config", "--max-body-bytes", "0"),
+                        List.of("config", "--max-body-bytes", "99999999999999GiB"),
+                        List.of("config", "--request-timeout-seconds", "thirty"),
+                        List.of("config", "--request-timeout-seconds", "0"),
+                        List.of("config", "--workers", "-1"),
+                        List.of("config", "--workers", "0"),
+                        List.of("config", "--ingest-key", ""),
+                        List.of("config", "--data", ""),
+                        List.of("config", "--data", "postgres://"),
+                        List.of("config", "--bogus"),
+                        List.of("--bogus", "config"),
+                        List.of("config", "--workers"),
+                        List.of("config", "stray"),
+                        List.of("relay", "--upstream", "http://a:1", "extra"),
+                        List.of("relay", "--upstream"))
+                .map(args -> dynamicTest(String.join(" ", args), () -> run(Map.of(), args.toArray(String[]::new))
+                        .assertUsageError()));
+    }
+
+    @Test
+    void unknownOptionIsOneLineWithAHint() {
+        run(Map.of(), "config", "--bogus").assertUsageErrorLine("mcpd: unknown option: '--bogus' (see 'mcpd config --help')");
+    }
+
+    @Test
+    void aStrayWordIsNamed() {
+        run(Map.of(), "config", "stray").assertUsageErrorLine("mcpd: unexpected argument 'stray' (see 'mcpd config --help')");
+    }
+
+    @Test
+    void serveDoesNotExistYet() {
+        run(Map.of(), "serve").assertUsageErrorLine("mcpd: unknown command 'serve': use relay or config (see 'mcpd --help')");
+    }
+
+    @Test
+    void noCommandIsAUsageError() {
+        run(Map.of()).assertUsageErrorLine("mcpd: name a command: relay or config (see 'mcpd --help')");
+        run(Map.of(), "--workers", "3").assertUsageErrorLine("mcpd: name a command: relay or config (see 'mcpd --help')");
+    }
+
+    @Test
+    void helpListsTheCommandsAndEveryOptionWithItsVariable() {
+        McpdRun run = run(Map.of(), "--help");
+        assertEquals(0, run.status());
+        assertEquals("", run.err());
+        assertTrue(run.out().startsWith("Usage: mcpd [OPTIONS] COMMAND [OPTIONS]"), run.out());
+        assertTrue(run.out().contains("  relay "), run.out());
+        assertTrue(run.out().contains("  config "), run.out());
+        assertFalse(run.out().contains("serve"), run.out());
+        for (String variable : List.of("MCPD_LISTEN", "MCPD_DATA", "MCPD_SPOOL_DIR", "MCPD_UPSTREAMS", "MCPD_INGEST_KEY",
+                "MCPD_UPSTREAM_KEY", "MCPD_SPOOL_MAX_BYTES", "MCPD_MAX_BODY_BYTES", "MCPD_REQUEST_TIMEOUT_SECONDS",
+                "MCPD_WORKERS")) {
+            assertTrue(run.out().contains(variable), variable + " in " + run.out());
+        }
+    }
+
+    @Test
+    void commandHelpWorksAndStartsNothing() {
+        McpdRun run = run(Map.of(), "relay", "--help");
+        assertEquals(0, run.status());
+        assertTrue(run.out().startsWith("Usage: mcpd relay "), run.out());
+        assertEquals(List.of(), run.relayStarts());
+    }
+
+    @Test
+    void versionIs010() {
+        McpdRun run = run(Map.of(), "--version");
+        assertEquals(0, run.status());
+        assertEquals("mcpd 0.1.0" + System.lineSeparator(), run.out());
+        assertEquals("mcpd 0.1.0" + System.lineSeparator(), run(Map.of(), "config", "--version").out());
+    }
+}

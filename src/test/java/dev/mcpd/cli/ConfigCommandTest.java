@@ -1,0 +1,138 @@
+package dev.mcpd.cli;
+
+import static dev.mcpd.cli.McpdRun.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** SPEC §1: {@code mcpd config} prints the effective configuration, one line per section. */
+class ConfigCommandTest {
+    private static final String SPEC_RELAY_LINE = "relay           2 upstream(s) in order,"
+            + " http://mcpd.eu.internal:4317, http://mcpd.us.internal:4317; each sender's key passed on;"
+            + " spool at /data/mcpd.spool/relay, 1024 MiB";
+
+    @Test
+    void relayLineMatchesSpecExample() {
+        // $ MCPD_UPSTREAMS=http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317 mcpd --data /data/mcpd.db config | grep ^relay
+        McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317"),
+                "--data", "/data/mcpd.db", "config");
+        assertEquals(0, run.status());
+        assertEquals("", run.err());
+        assertEquals(SPEC_RELAY_LINE, run.section("relay"));
+    }
+
+    @Test
+    void withUpstreamKeyTheMiddlePartSaysTheKeyIsPresentedToEveryUpstream() {
+        McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317"),
+                "--data", "/data/mcpd.db", "config", "--upstream-key", "relay-key");
+        assertEquals(SPEC_RELAY_LINE.replace("each sender's key passed on", "upstream key presented to every upstream"),
+                run.section("relay"));
+    }
+
+    @Test
+    void printsOneLinePerSectionInSpecOrderAndExitsZero() {
+        McpdRun run = run(Map.of(), "config");
+        assertEquals(0, run.status());
+        assertEquals(List.of(
+                "listen          0.0.0.0:4317; bodies up to 16 MiB, read within 30 s",
+                "ingest          open: no sender key required",
+                "store           ./data/mcpd.db (embedded SQLite)",
+                "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
+                        + " spool at ./data/mcpd.spool/relay, 1024 MiB",
+                "delivery        4 workers"), run.outLines());
+        assertEquals("", run.err());
+    }
+
+    @Test
+    void optionsBeforeAndAfterTheCommandAreEqual() {
+        String[] options = {"--data", "/x/store.db", "--listen", "127.0.0.1:9", "--upstream", "http://a:1",
+                "--upstream", "http://b:1", "--ingest-key", "k", "--upstream-key", "u", "--spool-max-bytes", "2 MiB",
+                "--max-body-bytes", "64KiB", "--request-timeout-seconds", "7", "--workers", "3", "--spool-dir", "/s"};
+        McpdRun before = run(Map.of(), concat(options, "config"));
+        McpdRun after = run(Map.of(), concat(new String[] {"config"}, options));
+        assertEquals(0, before.status(), before.err());
+        assertEquals(before.out(), after.out());
+        assertEquals(List.of(
+                "listen          127.0.0.1:9; bodies up to 64 KiB, read within 7 s",
+                "ingest          sender key required (--ingest-key)",
+                "store           /x/store.db (embedded SQLite)",
+                "relay           2 upstream(s) in order, http://a:1, http://b:1; upstream key presented to every"
+                        + " upstream; spool at /s/relay, 2 MiB",
+                "delivery        3 workers"), after.outLines());
+    }
+
+    @Test
+    void equalsFormOfOptionsWorksToo() {
+        assertEquals("delivery        9 workers", run(Map.of(), "config", "--workers=9").section("delivery"));
+    }
+
+    @Test
+    void flagBeatsEnvironmentVariable() {
+        McpdRun run = run(Map.of("MCPD_WORKERS", "8", "MCPD_DATA", "/env/mcpd.db"), "config", "--workers", "2");
+        assertEquals("delivery        2 workers", run.section("delivery"));
+        assertEquals("store           /env/mcpd.db (embedded SQLite)", run.section("store"));
+    }
+
+    @Test
+    void upstreamFlagReplacesTheWholeVariableList() {
+        McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://env-a:1,http://env-b:1"),
+                "--upstream", "http://flag:1", "config");
+        assertTrue(run.section("relay").startsWith("relay           1 upstream(s) in order, http://flag:1;"),
+                run.section("relay"));
+    }
+
+    @Test
+    void upstreamFlagsBeforeAndAfterTheCommandAddUpInTheOrderWritten() {
+        McpdRun run = run(Map.of(), "--upstream", "http://first:1", "config", "--upstream", "http://second:1");
+        assertTrue(run.section("relay").startsWith("relay           2 upstream(s) in order, http://first:1,"
+                + " http://second:1;"), run.section("relay"));
+    }
+
+    @Test
+    void aFlagAfterTheCommandBeatsTheSameFlagBeforeIt() {
+        assertEquals("delivery        5 workers",
+                run(Map.of(), "--workers", "2", "config", "--workers", "5").section("delivery"));
+    }
+
+    @Test
+    void sizesAcceptPlainBytesAndBinaryUnits() {
+        assertTrue(run(Map.of(), "config", "--spool-max-bytes", "1048576").section("relay").endsWith(", 1 MiB"));
+        assertTrue(run(Map.of(), "config", "--spool-max-bytes", "512KiB").section("relay").endsWith(", 512 KiB"));
+        assertTrue(run(Map.of(), "config", "--spool-max-bytes", "3 MiB").section("relay").endsWith(", 3 MiB"));
+        assertTrue(run(Map.of(), "config", "--spool-max-bytes", "2GiB").section("relay").endsWith(", 2048 MiB"));
+        assertTrue(run(Map.of("MCPD_MAX_BODY_BYTES", "1000"), "config").section("listen").contains("bodies up to 1000 bytes"));
+    }
+
+    @Test
+    void spoolDirFollowsTheDataPathUnlessGiven() {
+        assertTrue(run(Map.of(), "config", "--data", "/var/lib/mcpd/main.db").section("relay")
+                .contains("spool at /var/lib/mcpd/main.spool/relay,"));
+        assertTrue(run(Map.of(), "config", "--data", "mcpd.db").section("relay").contains("spool at mcpd.spool/relay,"));
+        assertTrue(run(Map.of("MCPD_SPOOL_DIR", "/fast"), "config", "--data", "/var/lib/mcpd/main.db").section("relay")
+                .contains("spool at /fast/relay,"));
+        assertTrue(run(Map.of(), "config", "--data", "postgres://mcpd@db/mcpd").section("relay")
+                .contains("spool at ./data/mcpd.spool/relay,"));
+    }
+
+    @Test
+    void secretsAreNeverPrinted() {
+        McpdRun run = run(Map.of("MCPD_UPSTREAM_KEY", "up-S3CRET"),
+                "--ingest-key", "in-S3CRET",
+                "--data", "postgres://mcpd:db-S3CRET@db:5432/mcpd",
+                "config", "--upstream", "https://svc:url-S3CRET@collector.example");
+        assertEquals(0, run.status(), run.err());
+        assertFalse(run.out().contains("S3CRET"), run.out());
+        assertEquals("store           postgres://mcpd:***@db:5432/mcpd (PostgreSQL)", run.section("store"));
+        assertEquals("ingest          sender key required (--ingest-key)", run.section("ingest"));
+    }
+
+    private static String[] concat(String[] first, String... second) {
+        String[] all = java.util.Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, all, first.length, second.length);
+        return all;
+    }
+}

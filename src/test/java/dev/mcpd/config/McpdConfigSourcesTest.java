@@ -1,0 +1,228 @@
+package dev.mcpd.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mcpd.config.McpdConfig.Option;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** SPEC §1: where each value comes from — a flag, else its MCPD_ variable, else the default. */
+class McpdConfigSourcesTest {
+
+    @Test
+    void nothingGivenMeansTheSpecDefaults() {
+        McpdConfig config = McpdConfig.from(Map.of(), Map.of());
+        assertEquals(new ListenAddress("0.0.0.0", 4317), config.listen());
+        assertEquals("./data/mcpd.db", config.data());
+        assertEquals(Path.of("./data/mcpd.spool"), config.spoolDir());
+        assertEquals(List.of(), config.upstreams());
+        assertEquals(Optional.empty(), config.ingestKey());
+        assertEquals(Optional.empty(), config.upstreamKey());
+        assertEquals(1024L * 1024 * 1024, config.spoolMaxBytes());
+        assertEquals(16L * 1024 * 1024, config.maxBodyBytes());
+        assertEquals(Duration.ofSeconds(30), config.requestTimeout());
+        assertEquals(4, config.workers());
+    }
+
+    @Test
+    void everyOptionReadsItsEnvironmentVariable() {
+        McpdConfig config = McpdConfig.fromEnvironment(Map.of(
+                "MCPD_LISTEN", "127.0.0.1:0",
+                "MCPD_DATA", "/var/lib/mcpd/store.db",
+                "MCPD_SPOOL_DIR", "/spool",
+                "MCPD_UPSTREAMS", "http://a:4317,https://b:4318",
+                "MCPD_INGEST_KEY", "in-key",
+                "MCPD_UPSTREAM_KEY", "up-key",
+                "MCPD_SPOOL_MAX_BYTES", "2GiB",
+                "MCPD_MAX_BODY_BYTES", "1 MiB",
+                "MCPD_REQUEST_TIMEOUT_SECONDS", "5",
+                "MCPD_WORKERS", "8"));
+        assertEquals(new ListenAddress("127.0.0.1", 0), config.listen());
+        assertEquals("/var/lib/mcpd/store.db", config.data());
+        assertEquals(Path.of("/spool"), config.spoolDir());
+        assertEquals(List.of(URI.create("http://a:4317"), URI.create("https://b:4318")), config.upstreams());
+        assertTrue(config.ingestKey().orElseThrow().matches("in-key"));
+        assertEquals("up-key", config.upstreamKey().orElseThrow().reveal());
+        assertEquals(2L * 1024 * 1024 * 1024, config.spoolMaxBytes());
+        assertEquals(1024L * 1024, config.maxBodyBytes());
+        assertEquals(Duration.ofSeconds(5), config.requestTimeout());
+        assertEquals(8, config.workers());
+    }
+
+    @Test
+    void flagBeatsEnvironmentVariable() {
+        McpdConfig config = McpdConfig.from(
+                Map.of(Option.WORKERS, List.of("2"), Option.LISTEN, List.of("127.0.0.1:9000")),
+                Map.of("MCPD_WORKERS", "8", "MCPD_LISTEN", "0.0.0.0:1", "MCPD_DATA", "/env/mcpd.db"));
+        assertEquals(2, config.workers());
+        assertEquals(new ListenAddress("127.0.0.1", 9000), config.listen());
+        assertEquals("/env/mcpd.db", config.data(), "a variable still counts where no flag is given");
+    }
+
+    @Test
+    void anyUpstreamFlagReplacesTheWholeVariableList() {
+        McpdConfig config = McpdConfig.from(
+                Map.of(Option.UPSTREAM, List.of("http://flag:1")),
+                Map.of("MCPD_UPSTREAMS", "http://env-a:1,http://env-b:1"));
+        assertEquals(List.of(URI.create("http://flag:1")), config.upstreams());
+    }
+
+    @Test
+    void upstreamsKeepTheirOrder() {
+        List<String> written = List.of("http://c:1", "http://a:1", "http://b:1");
+        assertEquals(written.stream().map(URI::create).toList(),
+                McpdConfig.from(Map.of(Option.UPSTREAM, written), Map.of()).upstreams());
+        assertEquals(written.stream().map(URI::create).toList(),
+                McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", String.join(",", written))).upstreams());
+    }
+
+    @Test
+    void upstreamListToleratesSpacesAndStrayCommas() {
+        assertEquals(List.of(URI.create("http://a:1"), URI.create("http://b:1")),
+                McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", " http://a:1 ,, http://b:1,")).upstreams());
+    }
+
+    @Test
+    void emptyEnvironmentVariableCountsAsUnset() {
+        McpdConfig config = McpdConfig.fromEnvironment(Map.of(
+                "MCPD_WORKERS", "", "MCPD_UPSTREAMS", "", "MCPD_INGEST_KEY", "", "MCPD_LISTEN", " "));
+        assertEquals(4, config.workers());
+        assertEquals(List.of(), config.upstreams());
+        assertEquals(Optional.empty(), config.ingestKey());
+        assertEquals(McpdConfig.DEFAULT_LISTEN, config.listen());
+    }
+
+    @Test
+    void lastOfARepeatedFlagWins() {
+        assertEquals(3, McpdConfig.from(Map.of(Option.WORKERS, List.of("1", "3")), Map.of()).workers());
+    }
+
+    @Test
+    void badFlagValueNamesTheFlag() {
+        assertEquals("invalid value for --spool-max-bytes: \"-5\" is not a byte size: use a whole number of bytes,"
+                        + " KiB, MiB or GiB (e.g. 16MiB)",
+                fails(Map.of(Option.SPOOL_MAX_BYTES, List.of("-5")), Map.of()));
+    }
+
+    @Test
+    void badEnvironmentValueNamesTheVariable() {
+        assertEquals("invalid value for --spool-max-bytes (environment variable MCPD_SPOOL_MAX_BYTES): \"-5\" is"
+                        + " not a byte size: use a whole number of bytes, KiB, MiB or GiB (e.g. 16MiB)",
+                fails(Map.of(), Map.of("MCPD_SPOOL_MAX_BYTES", "-5")));
+        assertEquals("invalid value for --upstream (environment variable MCPD_UPSTREAMS): \"ftp://x\" is not an"
+                        + " upstream URL: use http://HOST:PORT or https://HOST:PORT",
+                fails(Map.of(), Map.of("MCPD_UPSTREAMS", "http://ok:1,ftp://x")));
+    }
+
+    @Test
+    void aBadVariableIsIgnoredWhenAFlagReplacesIt() {
+        assertEquals(7, McpdConfig.from(Map.of(Option.WORKERS, List.of("7")), Map.of("MCPD_WORKERS", "lots")).workers());
+    }
+
+    @Test
+    void upstreamMustBeAnAbsoluteHttpUrlWithAHost() {
+        assertEquals("invalid value for --upstream: \"mcpd.eu.internal:4317\" is not an upstream URL:"
+                + " use http://HOST:PORT or https://HOST:PORT", failsUpstream("mcpd.eu.internal:4317"));
+        assertEquals("invalid value for --upstream: \"/v1/ingest\" is not an upstream URL:"
+                + " use http://HOST:PORT or https://HOST:PORT", failsUpstream("/v1/ingest"));
+        assertEquals("invalid value for --upstream: \"http:///x\" is not an upstream URL: it names no host"
+                + " (host names may use letters, digits, '-' and '.')", failsUpstream("http:///x"));
+        assertEquals("invalid value for --upstream: \"http://a b\" is not an upstream URL", failsUpstream("http://a b"));
+        assertEquals(URI.create("HTTPS://Collector.example:443/base"), McpdConfig.from(
+                Map.of(Option.UPSTREAM, List.of("HTTPS://Collector.example:443/base")), Map.of()).upstreams().get(0));
+    }
+
+    @Test
+    void aBadUpstreamUrlIsEchoedWithoutItsCredentials() {
+        String message = failsUpstream("ftp://user:hunter2@host");
+        assertTrue(message.contains("ftp://user:***@host"), message);
+        assertTrue(!message.contains("hunter2"), message);
+    }
+
+    @Test
+    void numbersMustBeWholeAndInRange() {
+        assertEquals("invalid value for --workers: \"four\" is not a whole number", failsFlag(Option.WORKERS, "four"));
+        assertEquals("invalid value for --workers: \"-1\" is not a whole number", failsFlag(Option.WORKERS, "-1"));
+        assertEquals("invalid value for --workers: \"2.5\" is not a whole number", failsFlag(Option.WORKERS, "2.5"));
+        assertEquals("invalid value for --workers: 0 workers is out of range: use 1 to 1024",
+                failsFlag(Option.WORKERS, "0"));
+        assertEquals("invalid value for --workers: 1025 workers is out of range: use 1 to 1024",
+                failsFlag(Option.WORKERS, "1025"));
+        assertEquals("invalid value for --workers: \"99999999999999999999\" is too large",
+                failsFlag(Option.WORKERS, "99999999999999999999"));
+        assertEquals("invalid value for --request-timeout-seconds: 0 seconds is out of range: use 1 to 86400",
+                failsFlag(Option.REQUEST_TIMEOUT_SECONDS, "0"));
+        assertEquals("invalid value for --max-body-bytes: 0 bytes is too small: use at least 1 byte",
+                failsFlag(Option.MAX_BODY_BYTES, "0"));
+        assertEquals("invalid value for --spool-max-bytes: 0 bytes is too small: use at least 1 byte",
+                failsFlag(Option.SPOOL_MAX_BYTES, "0KiB"));
+        assertEquals(1024, McpdConfig.from(Map.of(Option.WORKERS, List.of("1024")), Map.of()).workers());
+        assertEquals(1, McpdConfig.from(Map.of(Option.MAX_BODY_BYTES, List.of("1")), Map.of()).maxBodyBytes());
+    }
+
+    @Test
+    void emptyFlagValuesAreRefused() {
+        assertEquals("invalid value for --ingest-key: the key is empty", failsFlag(Option.INGEST_KEY, ""));
+        assertEquals("invalid value for --data: the value is empty: name a file or a postgres:// URL",
+                failsFlag(Option.DATA, ""));
+        assertEquals("invalid value for --spool-dir: the value is empty: name a directory",
+                failsFlag(Option.SPOOL_DIR, ""));
+        assertEquals("invalid value for --listen: \"\" is not HOST:PORT: the port is missing (e.g. 0.0.0.0:4317)",
+                failsFlag(Option.LISTEN, ""));
+    }
+
+    @Test
+    void postgresDataMustNameAHostAndIsEchoedWithoutItsPassword() {
+        String message = failsFlag(Option.DATA, "postgres://mcpd:hunter2@/mcpd");
+        assertEquals("invalid value for --data: \"postgres://mcpd:***@/mcpd\" is not a postgres:// URL: it names no host",
+                message);
+    }
+
+    @Test
+    void errorMessagesAreOneLineEvenWhenTheValueIsNot() {
+        String message = fails(Map.of(), Map.of("MCPD_WORKERS", "4\n5"));
+        assertEquals("invalid value for --workers (environment variable MCPD_WORKERS): \"4 5\" is not a whole number",
+                message);
+    }
+
+    @Test
+    void aConfigBuiltInCodeIsValidatedToo() {
+        ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
+                McpdConfig.DEFAULT_LISTEN, "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
+                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0));
+        assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
+                e.getMessage());
+        ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
+                McpdConfig.DEFAULT_LISTEN, "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
+                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4));
+        assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
+                + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());
+    }
+
+    @Test
+    void upstreamListCannotBeChangedAfterwards() {
+        McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://a:1"));
+        assertThrows(UnsupportedOperationException.class, () -> config.upstreams().add(URI.create("http://b:1")));
+    }
+
+    private static String failsFlag(Option option, String value) {
+        return fails(Map.of(option, List.of(value)), Map.of());
+    }
+
+    private static String failsUpstream(String value) {
+        return failsFlag(Option.UPSTREAM, value);
+    }
+
+    private static String fails(Map<Option, List<String>> flags, Map<String, String> environment) {
+        String message = assertThrows(ConfigException.class, () -> McpdConfig.from(flags, environment)).getMessage();
+        assertTrue(message.lines().count() == 1, "one line: " + message);
+        return message;
+    }
+}
