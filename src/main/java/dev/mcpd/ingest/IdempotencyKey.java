@@ -1,0 +1,73 @@
+package dev.mcpd.ingest;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+
+/**
+ * Gives every request the key its upstream deduplicates by (SPEC §4), computed once, at accept: the sender's own
+ * {@code Idempotency-Key} when it sent one, otherwise {@code relay-} + hex SHA-256 of the request target, the content
+ * encoding and the body, so the same bytes sent again get the same key. The fields are separated by a NUL byte, which
+ * none of the first two can contain, so two different requests cannot hash the same input.
+ *
+ * <p>The target includes the query: two requests that differ only in their query are different requests.
+ * A sender's key must be 1 to {@value #MAX_SENDER_KEY_LENGTH} visible ASCII characters; anything else is refused with
+ * 400 rather than rewritten, so that no upstream ever sees a key the sender did not choose.
+ */
+public final class IdempotencyKey implements Processor {
+
+    /** Exchange property holding the key. */
+    public static final String PROPERTY = "mcpd.idempotencyKey";
+    public static final String HEADER = "Idempotency-Key";
+    static final int MAX_SENDER_KEY_LENGTH = 255;
+
+    @Override
+    public void process(Exchange exchange) {
+        var request = VertxExchange.request(exchange);
+        String senderKey = request.getHeader(HEADER);
+        String key;
+        if (senderKey != null) {
+            if (!isValidSenderKey(senderKey)) {
+                throw IngestRefusal.badRequest("Idempotency-Key must be 1 to " + MAX_SENDER_KEY_LENGTH
+                        + " visible ASCII characters");
+            }
+            key = senderKey;
+        } else {
+            String encoding = request.getHeader("Content-Encoding");
+            key = derive(request.uri(), encoding == null ? "" : encoding, exchange.getIn().getBody(byte[].class));
+        }
+        exchange.setProperty(PROPERTY, key);
+    }
+
+    /** The key the relay gives a request that came without one. */
+    public static String derive(String target, String contentEncoding, byte[] body) {
+        MessageDigest sha256;
+        try {
+            sha256 = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+        sha256.update(target.getBytes(StandardCharsets.UTF_8));
+        sha256.update((byte) 0);
+        sha256.update(contentEncoding.getBytes(StandardCharsets.UTF_8));
+        sha256.update((byte) 0);
+        sha256.update(body);
+        return "relay-" + HexFormat.of().formatHex(sha256.digest());
+    }
+
+    static boolean isValidSenderKey(String key) {
+        if (key.isEmpty() || key.length() > MAX_SENDER_KEY_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c < 0x21 || c > 0x7e) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,45 @@
+package dev.mcpd.ingest;
+
+import java.nio.charset.StandardCharsets;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/**
+ * The answer to a request that is in the spool (SPEC §2). OTLP paths get what an OpenTelemetry exporter expects:
+ * 200 with an empty partial-success response, protobuf or JSON like the request. Every other path gets 202 with zero
+ * counts: the true counts belong to the upstream, which has not seen the request yet. Both carry
+ * {@code mcpd-relay: spooled}.
+ */
+public final class IngestAnswer implements Processor {
+
+    static final String NATIVE_BODY = "{\"accepted\":0,\"duplicate\":0,\"rejected\":0}";
+    static final String OTLP_JSON_BODY = "{\"partialSuccess\":{}}";
+
+    @Override
+    public void process(Exchange exchange) {
+        var request = VertxExchange.request(exchange);
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        answer.setHeader("mcpd-relay", "spooled");
+        if (IngestPaths.isOtlp(request.path())) {
+            answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+            if (isJson(request.getHeader("Content-Type"))) {
+                answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+                answer.setBody(OTLP_JSON_BODY.getBytes(StandardCharsets.UTF_8));
+            } else {
+                // An empty Export*ServiceResponse: all its fields absent, zero bytes.
+                answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
+                answer.setBody(new byte[0]);
+            }
+        } else {
+            answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 202);
+            answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+            answer.setBody(NATIVE_BODY.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static boolean isJson(String contentType) {
+        return contentType != null && contentType.toLowerCase().startsWith("application/json");
+    }
+}

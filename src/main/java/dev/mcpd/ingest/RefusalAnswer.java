@@ -1,0 +1,50 @@
+package dev.mcpd.ingest;
+
+import io.vertx.core.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns a refusal ({@link IngestRefusal}, or any unexpected failure: 503) into its answer: the status, a one-line plain-text reason, {@code Retry-After} when
+ * the sender should come back, and one log line (status, reason, remote address — never a key). When part of the body
+ * may still be on the connection (a 401, 405, 408 or 413 before the body was read), the HTTP/1.1 connection is closed
+ * after the answer, so unread bytes are never parsed as a next request.
+ */
+public final class RefusalAnswer implements Processor {
+
+    private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.ingest.refusals");
+    private static final Logger FAULTS = LoggerFactory.getLogger(RefusalAnswer.class);
+
+    @Override
+    public void process(Exchange exchange) {
+        Exception caught = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
+        IngestRefusal refusal;
+        if (caught instanceof IngestRefusal known) {
+            refusal = known;
+        } else {
+            // A fault of ours, not the sender's: the full story goes to the log, and the sender is told to retry.
+            FAULTS.error("unexpected failure while taking a request; answering 503", caught);
+            refusal = IngestRefusal.unavailable("internal error; retry later", SpoolWriteStep.RETRY_AFTER_SECONDS);
+        }
+        var request = VertxExchange.request(exchange);
+        LOG.warn("refused status={} reason=\"{}\" method={} path={} remote={}", refusal.status(), refusal.reason(),
+                request.method(), request.path(), request.remoteAddress() == null ? "-" : request.remoteAddress().host());
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, refusal.status());
+        answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; charset=utf-8");
+        refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));
+        answer.setBody((refusal.reason() + "\n").getBytes(StandardCharsets.UTF_8));
+        if (refusal.bodyUnread() && request.version() != HttpVersion.HTTP_2) {
+            var response = VertxExchange.response(exchange);
+            response.putHeader("Connection", "close");
+            response.endHandler(done -> response.close());
+            request.handler(discarded -> { }); // drain what is in flight until the close
+            request.resume();
+        }
+    }
+}

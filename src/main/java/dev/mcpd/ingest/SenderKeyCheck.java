@@ -1,0 +1,45 @@
+package dev.mcpd.ingest;
+
+import dev.mcpd.config.Secret;
+import java.util.Optional;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+
+/**
+ * Checks {@code --ingest-key} before anything of the request is read or written: the sender presents
+ * {@code Authorization: Bearer KEY} or {@code x-mcpd-key: KEY}; anything else is a 401. Without a configured key the
+ * port is open.
+ */
+public final class SenderKeyCheck implements Processor {
+
+    private final Optional<Secret> ingestKey;
+
+    public SenderKeyCheck(Optional<Secret> ingestKey) {
+        this.ingestKey = ingestKey;
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        if (ingestKey.isEmpty()) {
+            return;
+        }
+        Secret key = ingestKey.get();
+        var request = VertxExchange.request(exchange);
+        String bearer = bearerToken(request.getHeader("Authorization"));
+        String header = request.getHeader("x-mcpd-key");
+        // Both are compared (in constant time) whatever the first gives, so timing tells nothing.
+        boolean bearerMatches = bearer != null && key.matches(bearer);
+        boolean headerMatches = header != null && key.matches(header);
+        if (!(bearerMatches || headerMatches)) {
+            throw IngestRefusal.unauthorized();
+        }
+    }
+
+    private static String bearerToken(String authorization) {
+        if (authorization == null || authorization.length() < 7
+                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return null;
+        }
+        return authorization.substring(7).trim();
+    }
+}

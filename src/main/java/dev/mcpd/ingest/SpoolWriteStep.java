@@ -1,0 +1,75 @@
+package dev.mcpd.ingest;
+
+import dev.mcpd.spool.Credential;
+import dev.mcpd.spool.Spool;
+import dev.mcpd.spool.SpoolReceipt;
+import dev.mcpd.spool.SpoolRequest;
+import io.vertx.core.http.HttpServerRequest;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes the request to the spool and returns only once it is durable: the answer that follows is a promise.
+ * Concurrent requests share one fsync (the spool's group commit), so waiting here costs one commit, not one per
+ * request. When the spool cannot take it, the sender is told to retry (503) and nothing of the request is kept.
+ *
+ * <p>The sender's credential is kept with the entry only when the relay has no {@code --upstream-key} of its own
+ * (SPEC §5): then it is what the upstream will check.
+ */
+public final class SpoolWriteStep implements Processor {
+
+    /** Exchange property holding the entry's sequence number. */
+    public static final String SEQ_PROPERTY = "mcpd.seq";
+    static final int RETRY_AFTER_SECONDS = 5;
+
+    private static final Logger LOG = LoggerFactory.getLogger(SpoolWriteStep.class);
+
+    private final Spool spool;
+    private final boolean passSenderCredential;
+
+    public SpoolWriteStep(Spool spool, boolean passSenderCredential) {
+        this.spool = spool;
+        this.passSenderCredential = passSenderCredential;
+    }
+
+    @Override
+    public void process(Exchange exchange) throws InterruptedException {
+        HttpServerRequest request = VertxExchange.request(exchange);
+        SpoolRequest entry = new SpoolRequest(
+                request.method().name(),
+                request.uri(),
+                headerOrEmpty(request, "Content-Type"),
+                headerOrEmpty(request, "Content-Encoding"),
+                exchange.getProperty(IdempotencyKey.PROPERTY, String.class),
+                passSenderCredential ? senderCredential(request) : Optional.empty(),
+                exchange.getClock().getCreated(),
+                exchange.getIn().getBody(byte[].class));
+        try {
+            SpoolReceipt receipt = spool.append(entry).get();
+            exchange.setProperty(SEQ_PROPERTY, receipt.seq());
+        } catch (ExecutionException e) {
+            LOG.error("spool write failed, answering 503: {}", e.getCause().getMessage());
+            throw IngestRefusal.unavailable("the spool could not store the request; retry later",
+                    RETRY_AFTER_SECONDS);
+        }
+    }
+
+    private static Optional<Credential> senderCredential(HttpServerRequest request) {
+        for (String header : new String[] {"Authorization", "x-mcpd-key"}) {
+            String value = request.getHeader(header);
+            if (value != null) {
+                return Optional.of(new Credential(header, value));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String headerOrEmpty(HttpServerRequest request, String name) {
+        String value = request.getHeader(name);
+        return value == null ? "" : value;
+    }
+}

@@ -1,0 +1,29 @@
+package dev.mcpd.ingest;
+
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import org.apache.camel.Exchange;
+import org.apache.camel.component.platform.http.vertx.HttpMessage;
+
+/** The Vert.x request and response behind a platform-http exchange. */
+final class VertxExchange {
+
+    private VertxExchange() {
+    }
+
+    static HttpServerRequest request(Exchange exchange) {
+        return httpMessage(exchange).getRequest();
+    }
+
+    static HttpServerResponse response(Exchange exchange) {
+        return httpMessage(exchange).getResponse();
+    }
+
+    private static HttpMessage httpMessage(Exchange exchange) {
+        HttpMessage message = exchange.getIn(HttpMessage.class);
+        if (message == null) {
+            throw new IllegalStateException("not a platform-http (Vert.x) exchange");
+        }
+        return message;
+    }
+}

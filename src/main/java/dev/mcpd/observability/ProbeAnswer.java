@@ -1,0 +1,37 @@
+package dev.mcpd.observability;
+
+import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/** Answers a probe with a status and one short line of text. */
+public final class ProbeAnswer implements Processor {
+
+    /** What a probe reports. */
+    public record Verdict(int status, String line) {
+    }
+
+    private final Supplier<Verdict> verdict;
+
+    public ProbeAnswer(Supplier<Verdict> verdict) {
+        this.verdict = verdict;
+    }
+
+    /** {@code /healthz}: the process is alive and serving, whatever its upstreams do. */
+    public static ProbeAnswer liveness() {
+        return new ProbeAnswer(() -> new Verdict(200, "ok"));
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        Verdict v = verdict.get();
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, v.status());
+        answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; charset=utf-8");
+        // bytes, not a String: platform-http then sends a Content-Length instead of chunks
+        answer.setBody((v.line() + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,164 @@
+package dev.mcpd.relay;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.ingest.AnswerHeaderPolicy;
+import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.ingest.IngestAnswer;
+import dev.mcpd.ingest.IngestTargetCheck;
+import dev.mcpd.ingest.RefusalAnswer;
+import dev.mcpd.ingest.RequestBodyReader;
+import dev.mcpd.ingest.SenderKeyCheck;
+import dev.mcpd.ingest.SpoolWriteStep;
+import dev.mcpd.observability.ProbeAnswer;
+import dev.mcpd.spool.Spool;
+import io.vertx.core.VertxOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.apache.camel.main.BaseMainSupport;
+import org.apache.camel.main.Main;
+import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.support.service.ServiceSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Assembles the relay: opens the spool, binds the beans the YAML routes refer to by name, and runs Camel Main with
+ * the routes under {@code routes/relay/}. The routes say what happens; the beans bound here say how.
+ */
+public final class RelayApplication implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RelayApplication.class);
+
+    /**
+     * Vert.x worker threads. platform-http runs each exchange on one, and an ingest exchange holds it while its body
+     * arrives and while its group commit is forced: enough threads keep many concurrent senders in one commit.
+     */
+    static final int HTTP_WORKER_THREADS = 200;
+
+    private final Main main;
+    private final Spool spool;
+
+    private RelayApplication(Main main, Spool spool) {
+        this.main = main;
+        this.spool = spool;
+    }
+
+    /** Runs the relay in the foreground until it is stopped (SIGTERM, SIGINT); returns the process exit status. */
+    public static int run(McpdConfig config) {
+        RelayApplication relay;
+        try {
+            relay = start(config);
+        } catch (StartFailure e) {
+            System.err.println("mcpd: " + e.getMessage());
+            return 1;
+        }
+        try {
+            relay.main.run();
+            return relay.main.getExitCode();
+        } catch (Exception e) {
+            System.err.println("mcpd: relay stopped: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    /** Starts the relay and returns once it serves. */
+    public static RelayApplication start(McpdConfig config) {
+        Spool spool;
+        try {
+            spool = Spool.open(config.relaySpoolDir());
+        } catch (IOException e) {
+            throw new StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": " + e.getMessage(), e);
+        }
+        Main main = assemble(config, spool);
+        try {
+            main.start();
+        } catch (Exception e) {
+            closeQuietly(spool);
+            throw new StartFailure("cannot start the relay on " + config.listen() + ": " + rootMessage(e), e);
+        }
+        LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listen(), config.relaySpoolDir(),
+                config.upstreams().size());
+        return new RelayApplication(main, spool);
+    }
+
+    private static Main assemble(McpdConfig config, Spool spool) {
+        Main main = new Main();
+        main.configure().withRoutesIncludePattern("classpath:routes/relay/*.camel.yaml");
+        main.addOverrideProperty("camel.server.host", config.listen().host());
+        main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
+        main.bind("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
+        main.bind("answerHeaders", new AnswerHeaderPolicy());
+        main.bind("ingestTargetCheck", new IngestTargetCheck());
+        main.bind("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
+        main.bind("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout()));
+        main.bind("idempotencyKey", new IdempotencyKey());
+        main.bind("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
+        main.bind("ingestAnswer", new IngestAnswer());
+        main.bind("refusalAnswer", new RefusalAnswer());
+        main.bind("liveness", ProbeAnswer.liveness());
+        main.bind("readiness", new ProbeAnswer(() -> new ProbeAnswer.Verdict(200, "ok")));
+        main.addMainListener(new MainListenerSupport() {
+            @Override
+            public void afterConfigure(BaseMainSupport configured) {
+                // The spool closes with the Camel context, after the routes stopped: within a SIGTERM's shutdown,
+                // whatever was accepted is committed before the process ends.
+                try {
+                    configured.getCamelContext().addService(new SpoolCloser(spool));
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot tie the spool to the Camel context", e);
+                }
+            }
+        });
+        return main;
+    }
+
+    /** Stops the relay: routes first (in-flight requests finish), then the spool. */
+    @Override
+    public void close() {
+        try {
+            main.stop();
+        } finally {
+            closeQuietly(spool);
+        }
+    }
+
+    public Spool spool() {
+        return spool;
+    }
+
+    private static final class SpoolCloser extends ServiceSupport {
+        private final Spool spool;
+
+        SpoolCloser(Spool spool) {
+            this.spool = spool;
+        }
+
+        @Override
+        protected void doStop() throws IOException {
+            spool.close();
+        }
+    }
+
+    /** The relay could not start; the message is one line for the operator. */
+    public static final class StartFailure extends RuntimeException {
+        StartFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private static void closeQuietly(Spool spool) {
+        try {
+            spool.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    }
+}

@@ -1,0 +1,74 @@
+package dev.mcpd.relay;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.spool.SpoolReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** A relay started in this JVM on a free loopback port, with its spool in a test's folder. */
+final class RunningRelay implements AutoCloseable {
+
+    private final RelayApplication application;
+    private final McpdConfig config;
+
+    private RunningRelay(RelayApplication application, McpdConfig config) {
+        this.application = application;
+        this.config = config;
+    }
+
+    /** Starts a relay configured by MCPD_ variables ({@code extra} may override the defaults set here). */
+    static RunningRelay start(Path dir, Map<String, String> extra) {
+        Map<String, String> environment = new HashMap<>();
+        environment.put("MCPD_LISTEN", "127.0.0.1:" + freePort());
+        environment.put("MCPD_DATA", dir.resolve("mcpd.db").toString());
+        environment.put("MCPD_UPSTREAMS", "http://127.0.0.1:9");
+        environment.putAll(extra);
+        McpdConfig config = McpdConfig.fromEnvironment(environment);
+        return new RunningRelay(RelayApplication.start(config), config);
+    }
+
+    static RunningRelay start(Path dir) {
+        return start(dir, Map.of());
+    }
+
+    URI uri(String pathAndQuery) {
+        return URI.create("http://127.0.0.1:" + config.listen().port() + pathAndQuery);
+    }
+
+    int port() {
+        return config.listen().port();
+    }
+
+    Path spoolDir() {
+        return config.relaySpoolDir();
+    }
+
+    /** What the spool holds on disk now (read from the files, as a restart would). */
+    List<SpoolEntry> spooled() {
+        try {
+            return SpoolReader.read(config.relaySpoolDir()).entries();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        application.close();
+    }
+}
