@@ -1,0 +1,62 @@
+package dev.mcpd.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import org.junit.jupiter.api.Test;
+
+/** SPEC §4: the key the relay gives a request that came without one. */
+class IdempotencyKeyRuleTest {
+
+    private static final byte[] BODY = "{\"events\":[{\"a\":1}]}".getBytes(StandardCharsets.UTF_8);
+
+    @Test
+    void theSameBytesAlwaysGetTheSameKey() {
+        assertEquals(IdempotencyKey.derive("/v1/ingest", "", BODY), IdempotencyKey.derive("/v1/ingest", "", BODY.clone()));
+    }
+
+    @Test
+    void theKeyIsRelayDashHexSha256OfTargetEncodingAndBody() throws Exception {
+        MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+        sha256.update("/v1/logs\0gzip\0".getBytes(StandardCharsets.UTF_8));
+        sha256.update(BODY);
+        String expected = "relay-" + HexFormat.of().formatHex(sha256.digest());
+        assertEquals(expected, IdempotencyKey.derive("/v1/logs", "gzip", BODY));
+        assertEquals(6 + 64, expected.length());
+    }
+
+    @Test
+    void aDifferentEncodingGivesADifferentKey() {
+        assertNotEquals(IdempotencyKey.derive("/v1/ingest", "", BODY), IdempotencyKey.derive("/v1/ingest", "gzip", BODY));
+    }
+
+    @Test
+    void aDifferentPathOrQueryOrBodyGivesADifferentKey() {
+        String key = IdempotencyKey.derive("/v1/ingest", "", BODY);
+        assertNotEquals(key, IdempotencyKey.derive("/v1/other", "", BODY));
+        assertNotEquals(key, IdempotencyKey.derive("/v1/ingest?tenant=b", "", BODY));
+        assertNotEquals(key, IdempotencyKey.derive("/v1/ingest", "", "{}".getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void fieldsCannotRunIntoEachOther() {
+        // Without a separator "/a" + "b" and "/ab" + "" would hash alike.
+        assertNotEquals(IdempotencyKey.derive("/a", "b", BODY), IdempotencyKey.derive("/ab", "", BODY));
+    }
+
+    @Test
+    void aSenderKeyIsOneTo255VisibleAsciiCharacters() {
+        assertTrue(IdempotencyKey.isValidSenderKey("batch-2026-11-30T05:00:00Z#17"));
+        assertTrue(IdempotencyKey.isValidSenderKey("x".repeat(255)));
+        assertFalse(IdempotencyKey.isValidSenderKey(""));
+        assertFalse(IdempotencyKey.isValidSenderKey("x".repeat(256)));
+        assertFalse(IdempotencyKey.isValidSenderKey("has space"));
+        assertFalse(IdempotencyKey.isValidSenderKey("tab\there"));
+        assertFalse(IdempotencyKey.isValidSenderKey("é"));
+    }
+}

@@ -1,0 +1,118 @@
+package dev.mcpd.relay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.spool.SpoolEntry;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SPEC §4 and §5 at accept: the key each entry carries, and which credential is kept with it. */
+class IdempotencyAndCredentialsTest {
+
+    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path dir;
+
+    private static HttpResponse<String> post(RunningRelay relay, String path, byte[] body, String... headers)
+            throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(relay.uri(path))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static SpoolEntry entryWithBody(RunningRelay relay, byte[] body) {
+        return relay.spooled().stream().filter(e -> java.util.Arrays.equals(e.request().body(), body)).findFirst()
+                .orElseThrow();
+    }
+
+    @Test
+    void theSendersIdempotencyKeyIsKeptAsSent() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            byte[] body = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+            assertEquals(202, post(relay, "/v1/ingest", body, "Idempotency-Key", "sender-chosen-42").statusCode());
+            assertEquals("sender-chosen-42", entryWithBody(relay, body).request().idempotencyKey());
+        }
+    }
+
+    @Test
+    void withoutASenderKeyTheRelayDerivesOneFromTheBytes() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            byte[] body = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+            assertEquals(200, post(relay, "/v1/traces?x=1", body, "Content-Encoding", "gzip",
+                    "Content-Type", "application/x-protobuf").statusCode());
+            assertEquals(IdempotencyKey.derive("/v1/traces?x=1", "gzip", body),
+                    entryWithBody(relay, body).request().idempotencyKey());
+        }
+    }
+
+    @Test
+    void anUnusableSenderKeyIsRefused400AndNothingIsWritten() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            for (String key : List.of("k".repeat(300), "two words")) {
+                byte[] body = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+                HttpResponse<String> answer = post(relay, "/v1/ingest", body, "Idempotency-Key", key);
+                assertEquals(400, answer.statusCode());
+                assertTrue(answer.body().contains("Idempotency-Key"), answer.body());
+            }
+            assertTrue(relay.spooled().isEmpty());
+        }
+    }
+
+    @Test
+    void aKeyLargerThanTheHeaderLimitIsRefused431() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            byte[] body = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+            assertEquals(431, post(relay, "/v1/ingest", body, "Idempotency-Key", "k".repeat(10_000)).statusCode());
+            assertTrue(relay.spooled().isEmpty());
+        }
+    }
+
+    @Test
+    void withoutAnUpstreamKeyTheSendersCredentialIsKeptInAnOwnerOnlyFile() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            byte[] bearer = "with bearer".getBytes(StandardCharsets.UTF_8);
+            byte[] header = "with x-mcpd-key".getBytes(StandardCharsets.UTF_8);
+            post(relay, "/v1/ingest", bearer, "Authorization", "Bearer sender-token-1");
+            post(relay, "/v1/ingest", header, "x-mcpd-key", "sender-token-2");
+            SpoolEntry first = entryWithBody(relay, bearer);
+            assertEquals("Authorization", first.request().credential().orElseThrow().header());
+            assertEquals("Bearer sender-token-1", first.request().credential().orElseThrow().value());
+            assertEquals("sender-token-2", entryWithBody(relay, header).request().credential().orElseThrow().value());
+            List<Path> credentialFiles = Files.list(relay.spoolDir())
+                    .filter(f -> f.getFileName().toString().endsWith(".cred")).toList();
+            assertEquals(1, credentialFiles.size());
+            assertEquals("rw-------",
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(credentialFiles.get(0))));
+        }
+    }
+
+    @Test
+    void withAnUpstreamKeyNoSenderCredentialIsStored() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAM_KEY", "relay-own-key"))) {
+            byte[] body = "sender key not needed upstream".getBytes(StandardCharsets.UTF_8);
+            assertEquals(202, post(relay, "/v1/ingest", body, "Authorization", "Bearer sender-token-3").statusCode());
+            assertTrue(entryWithBody(relay, body).request().credential().isEmpty());
+            for (Path file : Files.list(relay.spoolDir()).toList()) {
+                assertFalse(file.getFileName().toString().endsWith(".cred"));
+                assertFalse(Files.readString(file, StandardCharsets.ISO_8859_1).contains("sender-token-3"));
+            }
+        }
+    }
+}

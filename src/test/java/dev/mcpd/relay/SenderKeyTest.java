@@ -1,0 +1,91 @@
+package dev.mcpd.relay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SPEC §2: with --ingest-key, a sender presents it as a Bearer token or in x-mcpd-key, or gets 401. */
+class SenderKeyTest {
+
+    static final String KEY = "k3y-for-senders";
+
+    @TempDir
+    static Path dir;
+    static RunningRelay relay;
+    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @BeforeAll
+    static void start() {
+        relay = RunningRelay.start(dir, Map.of("MCPD_INGEST_KEY", KEY));
+    }
+
+    @AfterAll
+    static void stop() {
+        relay.close();
+    }
+
+    /** Posts a unique body with the given header (or none); returns the status and whether it was spooled. */
+    private static int post(String header, String value, boolean[] spooled) throws Exception {
+        String body = "{\"id\":\"" + UUID.randomUUID() + "\"}";
+        HttpRequest.Builder request = HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        if (header != null) {
+            request.header(header, value);
+        }
+        HttpResponse<String> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        spooled[0] = relay.spooled().stream().anyMatch(e -> new String(e.request().body()).equals(body));
+        return answer.statusCode();
+    }
+
+    @Test
+    void aRequestWithoutAKeyIsRefused401AndNothingIsWritten() throws Exception {
+        boolean[] spooled = new boolean[1];
+        assertEquals(401, post(null, null, spooled));
+        assertFalse(spooled[0]);
+    }
+
+    @Test
+    void aWrongKeyIsRefused401InEitherHeader() throws Exception {
+        boolean[] spooled = new boolean[1];
+        assertEquals(401, post("Authorization", "Bearer not-" + KEY, spooled));
+        assertFalse(spooled[0]);
+        assertEquals(401, post("x-mcpd-key", KEY + "x", spooled));
+        assertFalse(spooled[0]);
+        assertEquals(401, post("Authorization", KEY, spooled), "the key without the Bearer scheme");
+        assertFalse(spooled[0]);
+    }
+
+    @Test
+    void theKeyAsABearerTokenIsAccepted() throws Exception {
+        boolean[] spooled = new boolean[1];
+        assertEquals(202, post("Authorization", "Bearer " + KEY, spooled));
+        assertEquals(true, spooled[0]);
+    }
+
+    @Test
+    void theKeyInXMcpdKeyIsAccepted() throws Exception {
+        boolean[] spooled = new boolean[1];
+        assertEquals(202, post("x-mcpd-key", KEY, spooled));
+        assertEquals(true, spooled[0]);
+    }
+
+    @Test
+    void theRefusalNamesNoKey() throws Exception {
+        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+                .header("Authorization", "Bearer guess-" + KEY).POST(HttpRequest.BodyPublishers.ofString("{}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(401, answer.statusCode());
+        assertFalse(answer.body().contains(KEY));
+        assertEquals(1, answer.body().strip().lines().count(), "one line: " + answer.body());
+    }
+}
