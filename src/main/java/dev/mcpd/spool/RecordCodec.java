@@ -118,13 +118,13 @@ final class RecordCodec {
         }
     }
 
-    /** Reads only the sequence number of an entry payload (recovery needs no more). */
-    static long peekSeq(ByteBuffer payload) throws CorruptRecordException {
-        if (payload.remaining() < 9) {
+    /** Reads only the sequence number and receive time of an entry payload: all recovery needs. */
+    static long[] peekSeqAndReceivedAt(ByteBuffer payload) throws CorruptRecordException {
+        if (payload.remaining() < 17) {
             throw new CorruptRecordException("entry too short");
         }
         checkVersion(payload.get(payload.position()));
-        return payload.getLong(payload.position() + 1);
+        return new long[] {payload.getLong(payload.position() + 1), payload.getLong(payload.position() + 9)};
     }
 
     record DecodedCredential(int ref, Credential credential) {

@@ -35,8 +35,9 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
                     if (record == null) {
                         return new SegmentScan(segment, firstSeq, entries, scanner.position(), Optional.empty());
                     }
-                    entries.add(new SegmentWriter.Written(RecordCodec.peekSeq(record.payload()), record.offset(),
-                            record.size()));
+                    long[] seqAndTime = RecordCodec.peekSeqAndReceivedAt(record.payload());
+                    entries.add(new SegmentWriter.Written(seqAndTime[0], record.offset(), record.size(),
+                            seqAndTime[1]));
                 } catch (CorruptRecordException e) {
                     String damage = e.getMessage() + "; " + (scanner.fileSize() - scanner.position())
                             + " bytes after it not read";

@@ -21,8 +21,8 @@ import java.util.Map;
  */
 final class SegmentWriter implements Closeable {
 
-    /** Where one committed entry sits. */
-    record Written(long seq, long offset, int size) {
+    /** Where one committed entry sits, and when it was received. */
+    record Written(long seq, long offset, int size, long receivedAtMillis) {
     }
 
     private final Path dir;
@@ -109,7 +109,7 @@ final class SegmentWriter implements Closeable {
                 }
                 RecordCodec.EncodedEntry encoded = RecordCodec.encodeEntry(firstSeqOfBatch + i, request, ref);
                 buffers.addAll(List.of(encoded.buffers()));
-                written.add(new Written(firstSeqOfBatch + i, offset, encoded.size()));
+                written.add(new Written(firstSeqOfBatch + i, offset, encoded.size(), request.receivedAtMillis()));
                 offset += encoded.size();
             }
             if (!credentialRecords.isEmpty()) {

@@ -2,14 +2,26 @@ package dev.mcpd.spool;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +53,15 @@ import org.slf4j.LoggerFactory;
  * and waits for nothing; under heavy load the cost of one {@code fdatasync} is shared by the whole batch. Credentials
  * live in the segment's {@code .cred} file, written once per distinct credential and forced before the entries that
  * refer to it, so that bodies and keys never share a file.
+ *
+ * <h2>Delivery</h2>
+ * {@link #next} hands out the oldest entry not yet handed out (entries given back with {@link #release} first, oldest
+ * first), waking as soon as a commit adds one; an entry is never out to two callers at once. {@link #done} removes it:
+ * its sequence number goes to the segment's {@code .ack} file, and a sealed segment whose entries are all done is
+ * deleted with its files. Acknowledgements are forced lazily (at most {@link #ACK_FLUSH_INTERVAL} late): one lost in a
+ * power cut only makes that entry go out again, and its idempotency key makes the copy a duplicate upstream. An entry
+ * whose bytes fail their checksum when read is copied to {@code corrupt/} and taken out of delivery, never deleted
+ * silently.
  */
 public final class Spool implements Closeable {
 
@@ -60,6 +81,21 @@ public final class Spool implements Closeable {
     private volatile boolean closed;
     private SegmentWriter writer;
     private long nextSeq;
+
+    /** Acknowledgements are forced at least this often while any are pending. */
+    static final Duration ACK_FLUSH_INTERVAL = Duration.ofMillis(200);
+
+    // Delivery state, guarded by lock.
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition entryAdded = lock.newCondition();
+    private final TreeMap<Long, SegmentIndex> segments = new TreeMap<>();
+    private SegmentIndex active;
+    private final Map<Long, Handout> handedOut = new HashMap<>();
+    private final PriorityQueue<Handout> released = new PriorityQueue<>(Comparator.comparingLong(Handout::seq));
+
+    /** An entry out for delivery: which segment, which index in it. */
+    private record Handout(SegmentIndex segment, int index, long seq) {
+    }
 
     private record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt) {
     }
@@ -88,27 +124,37 @@ public final class Spool implements Closeable {
         SpoolFiles.createDirectory(dir);
         long highWater = 0;
         List<Path> emptySegments = new ArrayList<>();
+        List<SegmentIndex> finished = new ArrayList<>();
         for (Path segment : SegmentScan.segmentsIn(dir)) {
             SegmentScan scan = SegmentScan.of(segment);
             highWater = Math.max(highWater, scan.lastSeq());
             scan.damage().ifPresent(d -> LOG.warn("spool segment {} is torn or damaged: {}", segment.getFileName(), d));
             if (scan.entries().isEmpty()) {
                 emptySegments.add(segment);
+                continue;
             }
-            for (SegmentWriter.Written entry : scan.entries()) {
-                entries.incrementAndGet();
-                bytes.addAndGet(entry.size());
+            SegmentIndex index = SegmentIndex.recovered(dir, scan);
+            if (index.finished()) {
+                finished.add(index);
+                continue;
             }
+            segments.put(index.firstSeq, index);
+            entries.addAndGet(index.waiting());
+            bytes.addAndGet(index.waitingBytes());
         }
         nextSeq = highWater + 1;
         // The new segment's name records the high-water mark before the empty ones that held it go.
         writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq);
+        active = new SegmentIndex(dir, nextSeq);
+        segments.put(active.firstSeq, active);
         emptySegments.remove(SpoolFiles.segment(dir, nextSeq));
         for (Path empty : emptySegments) {
-            Files.deleteIfExists(SpoolFiles.credentials(dir, SpoolFiles.firstSeqOf(empty)));
-            Files.delete(empty);
+            new SegmentIndex(dir, SpoolFiles.firstSeqOf(empty)).delete();
         }
-        if (!emptySegments.isEmpty()) {
+        for (SegmentIndex done : finished) {
+            done.delete();
+        }
+        if (!emptySegments.isEmpty() || !finished.isEmpty()) {
             SpoolFiles.forceDirectory(dir);
         }
         LOG.info("spool at {}: {} entries, {} bytes waiting; next sequence number {}", dir, entries.get(),
@@ -127,6 +173,140 @@ public final class Spool implements Closeable {
         }
         queue.add(new PendingAppend(request, receipt));
         return receipt;
+    }
+
+    /**
+     * The oldest entry not yet handed out, waiting up to {@code maxWait} for one to be committed. Empty when none came
+     * in time or the spool is closing. The caller must later call {@link #done} or {@link #release} with its seq.
+     */
+    public Optional<SpoolEntry> next(Duration maxWait) throws InterruptedException, IOException {
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        while (true) {
+            Handout handout;
+            lock.lock();
+            try {
+                handout = handOut();
+                while (handout == null) {
+                    long left = deadline - System.nanoTime();
+                    if (closed || left <= 0) {
+                        return Optional.empty();
+                    }
+                    entryAdded.awaitNanos(left);
+                    handout = handOut();
+                }
+                handedOut.put(handout.seq(), handout);
+            } finally {
+                lock.unlock();
+            }
+            try {
+                return Optional.of(read(handout));
+            } catch (CorruptRecordException e) {
+                quarantine(handout, e);
+            } catch (IOException e) {
+                release(handout.seq());
+                throw e;
+            }
+        }
+    }
+
+    private Handout handOut() {
+        Handout again = released.poll();
+        if (again != null) {
+            return again;
+        }
+        for (SegmentIndex segment : segments.values()) {
+            int index = segment.handOut();
+            if (index >= 0) {
+                return new Handout(segment, index, segment.seq(index));
+            }
+        }
+        return null;
+    }
+
+    private SpoolEntry read(Handout handout) throws IOException, CorruptRecordException {
+        SegmentIndex segment = handout.segment();
+        FileChannel channel;
+        lock.lock();
+        try {
+            channel = segment.reader();
+        } finally {
+            lock.unlock();
+        }
+        return SpoolReader.readEntry(channel, segment.offset(handout.index()), segment.size(handout.index()),
+                ref -> segment.credentialsFor(ref).get(ref));
+    }
+
+    /** Keeps the raw bytes of an unreadable entry in corrupt/, then takes it out of delivery. */
+    private void quarantine(Handout handout, CorruptRecordException why) throws IOException {
+        Path corruptDir = dir.resolve("corrupt");
+        SpoolFiles.createDirectory(corruptDir);
+        SegmentIndex segment = handout.segment();
+        ByteBuffer raw = ByteBuffer.allocate(segment.size(handout.index()));
+        segment.reader().read(raw, segment.offset(handout.index()));
+        raw.flip();
+        Path kept = corruptDir.resolve(SpoolFiles.baseName(handout.seq()) + ".record");
+        try (FileChannel out = SpoolFiles.createOwnerOnly(kept)) {
+            while (raw.hasRemaining()) {
+                out.write(raw);
+            }
+            out.force(false);
+        }
+        SpoolFiles.forceDirectory(corruptDir);
+        LOG.error("spool entry {} is damaged ({}); kept in {} and taken out of delivery", handout.seq(),
+                why.getMessage(), kept);
+        done(handout.seq());
+    }
+
+    /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */
+    public void done(long seq) throws IOException {
+        lock.lock();
+        try {
+            Handout handout = handedOut.remove(seq);
+            if (handout == null) {
+                throw new IllegalStateException("entry " + seq + " is not out for delivery");
+            }
+            SegmentIndex segment = handout.segment();
+            if (segment.markDone(handout.index())) {
+                entries.decrementAndGet();
+                bytes.addAndGet(-segment.size(handout.index()));
+            }
+            if (segment.finished()) {
+                segments.remove(segment.firstSeq);
+                segment.delete();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
+    public void release(long seq) {
+        lock.lock();
+        try {
+            Handout handout = handedOut.remove(seq);
+            if (handout != null) {
+                released.add(handout);
+                entryAdded.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Receive time (epoch ms) of the oldest entry still in the spool, handed out or not; empty when there is none. */
+    public Optional<Long> oldestReceivedAtMillis() {
+        lock.lock();
+        try {
+            for (SegmentIndex segment : segments.values()) {
+                long oldest = segment.oldestWaitingReceivedAt();
+                if (oldest >= 0) {
+                    return Optional.of(oldest);
+                }
+            }
+            return Optional.empty();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Entries waiting in the spool. */
@@ -151,11 +331,21 @@ public final class Spool implements Closeable {
     private void commitLoop() {
         List<PendingAppend> batch = new ArrayList<>(MAX_BATCH);
         boolean stopping = false;
+        long lastAckFlush = System.nanoTime();
         while (!stopping || !queue.isEmpty()) {
+            if (System.nanoTime() - lastAckFlush >= ACK_FLUSH_INTERVAL.toNanos()) {
+                flushAcks();
+                lastAckFlush = System.nanoTime();
+            }
             try {
-                PendingAppend first = stopping ? queue.poll() : queue.take();
+                PendingAppend first = stopping
+                        ? queue.poll()
+                        : queue.poll(ACK_FLUSH_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
                 if (first == null) {
-                    break;
+                    if (stopping) {
+                        break;
+                    }
+                    continue;
                 }
                 batch.add(first);
                 queue.drainTo(batch, MAX_BATCH - 1);
@@ -186,10 +376,19 @@ public final class Spool implements Closeable {
             nextSeq += batch.size();
             List<SegmentWriter.Written> written = writer.commit(first, requests);
             commits.incrementAndGet();
+            lock.lock();
+            try {
+                for (SegmentWriter.Written entry : written) {
+                    active.add(entry);
+                    entries.incrementAndGet();
+                    bytes.addAndGet(entry.size());
+                }
+                entryAdded.signalAll();
+            } finally {
+                lock.unlock();
+            }
             for (int i = 0; i < batch.size(); i++) {
                 SegmentWriter.Written entry = written.get(i);
-                entries.incrementAndGet();
-                bytes.addAndGet(entry.size());
                 batch.get(i).receipt().complete(new SpoolReceipt(entry.seq(), entry.size()));
             }
         } catch (IOException | RuntimeException e) {
@@ -208,6 +407,33 @@ public final class Spool implements Closeable {
             old.close();
         }
         writer = SegmentWriter.create(dir, nextSeq);
+        lock.lock();
+        try {
+            SegmentIndex sealed = active;
+            sealed.seal();
+            if (sealed.finished()) {
+                segments.remove(sealed.firstSeq);
+                sealed.delete();
+            }
+            active = new SegmentIndex(dir, nextSeq);
+            segments.put(active.firstSeq, active);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void flushAcks() {
+        lock.lock();
+        try {
+            for (SegmentIndex segment : segments.values()) {
+                segment.forceAcks();
+            }
+        } catch (IOException e) {
+            LOG.warn("could not force delivery acknowledgements (entries may be sent again after a crash): {}",
+                    e.toString());
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Stops taking appends, commits what is already queued, and closes the files. */
@@ -225,6 +451,16 @@ public final class Spool implements Closeable {
         }
         if (writer != null) {
             writer.close();
+        }
+        lock.lock();
+        try {
+            entryAdded.signalAll();
+            flushAcks();
+            for (SegmentIndex segment : segments.values()) {
+                segment.close();
+            }
+        } finally {
+            lock.unlock();
         }
     }
 }

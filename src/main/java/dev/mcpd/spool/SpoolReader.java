@@ -41,7 +41,7 @@ public final class SpoolReader {
             Map<Integer, Credential> credentials = SegmentScan.credentialsOf(dir, scan.firstSeq());
             try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
                 for (SegmentWriter.Written location : scan.entries()) {
-                    entries.add(readEntry(channel, location, credentials));
+                    entries.add(readEntry(channel, location, credentials::get));
                 }
             } catch (CorruptRecordException e) {
                 damage.add(segment.getFileName() + ": " + e.getMessage());
@@ -50,14 +50,24 @@ public final class SpoolReader {
         return new Contents(entries, damage);
     }
 
-    static SpoolEntry readEntry(FileChannel channel, SegmentWriter.Written location,
-                                Map<Integer, Credential> credentials) throws IOException, CorruptRecordException {
-        ByteBuffer payload = RecordScanner.readPayload(channel, location.offset(), location.size(),
-                RecordCodec.ENTRY_MAGIC);
+    /** Finds a credential by its reference in a segment's credential file; null when there is none. */
+    @FunctionalInterface
+    interface CredentialLookup {
+        Credential find(int ref) throws IOException;
+    }
+
+    static SpoolEntry readEntry(FileChannel channel, SegmentWriter.Written location, CredentialLookup credentials)
+            throws IOException, CorruptRecordException {
+        return readEntry(channel, location.offset(), location.size(), credentials);
+    }
+
+    static SpoolEntry readEntry(FileChannel channel, long offset, int size, CredentialLookup credentials)
+            throws IOException, CorruptRecordException {
+        ByteBuffer payload = RecordScanner.readPayload(channel, offset, size, RecordCodec.ENTRY_MAGIC);
         RecordCodec.DecodedEntry decoded = RecordCodec.decodeEntry(payload);
         Optional<Credential> credential = Optional.empty();
         if (decoded.credentialRef() != 0) {
-            Credential found = credentials.get(decoded.credentialRef());
+            Credential found = credentials.find(decoded.credentialRef());
             if (found == null) {
                 throw new CorruptRecordException("entry " + decoded.seq() + " refers to credential "
                         + decoded.credentialRef() + ", which its segment's credential file lacks");

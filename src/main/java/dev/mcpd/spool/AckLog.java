@@ -1,0 +1,78 @@
+package dev.mcpd.spool;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.BitSet;
+import java.util.function.LongToIntFunction;
+
+/**
+ * The sequence numbers of a segment's entries that are done (delivered or dead-lettered), one big-endian u64 each,
+ * in {@code <segment>.ack}. Forced lazily: losing an acknowledgement in a power cut only means that entry is sent
+ * again, and its idempotency key makes the second copy a duplicate upstream. A torn last number is ignored.
+ */
+final class AckLog implements Closeable {
+
+    static final String SUFFIX = ".ack";
+
+    private final Path file;
+    private FileChannel channel;
+    private long size;
+    private boolean dirty;
+
+    AckLog(Path dir, long segmentFirstSeq) {
+        this.file = dir.resolve(SpoolFiles.baseName(segmentFirstSeq) + SUFFIX);
+    }
+
+    Path file() {
+        return file;
+    }
+
+    /** Marks in {@code done} the entries this log acknowledges; {@code indexOf} maps a seq to its index or -1. */
+    void readInto(BitSet done, LongToIntFunction indexOf) throws IOException {
+        if (!Files.exists(file)) {
+            return;
+        }
+        byte[] all = Files.readAllBytes(file);
+        ByteBuffer buffer = ByteBuffer.wrap(all);
+        while (buffer.remaining() >= Long.BYTES) {
+            int index = indexOf.applyAsInt(buffer.getLong());
+            if (index >= 0) {
+                done.set(index);
+            }
+        }
+        size = all.length - (all.length % Long.BYTES);
+    }
+
+    void append(long seq) throws IOException {
+        if (channel == null) {
+            channel = Files.exists(file)
+                    ? FileChannel.open(file, StandardOpenOption.WRITE)
+                    : SpoolFiles.createOwnerOnly(file);
+        }
+        ByteBuffer record = ByteBuffer.allocate(Long.BYTES).putLong(seq).flip();
+        while (record.hasRemaining()) {
+            size += channel.write(record, size);
+        }
+        dirty = true;
+    }
+
+    void forceIfDirty() throws IOException {
+        if (dirty && channel != null) {
+            channel.force(false);
+            dirty = false;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (channel != null) {
+            channel.close();
+            channel = null;
+        }
+    }
+}
