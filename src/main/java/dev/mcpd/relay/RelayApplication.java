@@ -1,6 +1,13 @@
 package dev.mcpd.relay;
 
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.delivery.Backoff;
+import dev.mcpd.delivery.DeadLetterStep;
+import dev.mcpd.delivery.DeliveryOutcome;
+import dev.mcpd.delivery.SpoolComponent;
+import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.delivery.UpstreamFailover;
+import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.ingest.AnswerHeaderPolicy;
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestAnswer;
@@ -10,10 +17,13 @@ import dev.mcpd.ingest.RequestBodyReader;
 import dev.mcpd.ingest.SenderKeyCheck;
 import dev.mcpd.ingest.SpoolWriteStep;
 import dev.mcpd.observability.ProbeAnswer;
+import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.InstantSource;
+import java.util.Map;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListenerSupport;
@@ -37,10 +47,14 @@ public final class RelayApplication implements AutoCloseable {
 
     private final Main main;
     private final Spool spool;
+    private final UpstreamBoard board;
+    private final DeadLetters deadLetters;
 
-    private RelayApplication(Main main, Spool spool) {
+    private RelayApplication(Main main, Spool spool, UpstreamBoard board, DeadLetters deadLetters) {
         this.main = main;
         this.spool = spool;
+        this.board = board;
+        this.deadLetters = deadLetters;
     }
 
     /** Runs the relay in the foreground until it is stopped (SIGTERM, SIGINT); returns the process exit status. */
@@ -61,15 +75,34 @@ public final class RelayApplication implements AutoCloseable {
         }
     }
 
+    /**
+     * What is fixed in production but a test must make shorter: the upstream backoff, and Camel properties such as
+     * the HTTP read timeout.
+     */
+    public record Tuning(Backoff backoff, Map<String, String> camelProperties) {
+        public static Tuning standard() {
+            return new Tuning(Backoff.standard(), Map.of());
+        }
+    }
+
     /** Starts the relay and returns once it serves. */
     public static RelayApplication start(McpdConfig config) {
+        return start(config, Tuning.standard());
+    }
+
+    /** Starts the relay, tuned, and returns once it serves. */
+    public static RelayApplication start(McpdConfig config, Tuning tuning) {
         Spool spool;
+        DeadLetters deadLetters;
         try {
             spool = Spool.open(config.relaySpoolDir());
+            deadLetters = new DeadLetters(config.relaySpoolDir());
         } catch (IOException e) {
             throw new StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": " + e.getMessage(), e);
         }
-        Main main = assemble(config, spool);
+        UpstreamBoard board = new UpstreamBoard(config.upstreams(), tuning.backoff(), InstantSource.system());
+        Main main = assemble(config, spool, board, deadLetters);
+        tuning.camelProperties().forEach(main::addOverrideProperty);
         try {
             main.start();
         } catch (Exception e) {
@@ -78,10 +111,10 @@ public final class RelayApplication implements AutoCloseable {
         }
         LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listen(), config.relaySpoolDir(),
                 config.upstreams().size());
-        return new RelayApplication(main, spool);
+        return new RelayApplication(main, spool, board, deadLetters);
     }
 
-    private static Main assemble(McpdConfig config, Spool spool) {
+    private static Main assemble(McpdConfig config, Spool spool, UpstreamBoard board, DeadLetters deadLetters) {
         Main main = new Main();
         main.configure().withRoutesIncludePattern("classpath:routes/relay/*.camel.yaml");
         main.addOverrideProperty("camel.server.host", config.listen().host());
@@ -95,6 +128,12 @@ public final class RelayApplication implements AutoCloseable {
         main.bind("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
         main.bind("ingestAnswer", new IngestAnswer());
         main.bind("refusalAnswer", new RefusalAnswer());
+        main.addOverrideProperty("mcpd.workers", Integer.toString(config.workers()));
+        main.bind("spool", new SpoolComponent(spool));
+        main.bind("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
+        main.bind("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent()));
+        main.bind("deliveryOutcome", new DeliveryOutcome());
+        main.bind("deadLetterStep", new DeadLetterStep(deadLetters));
         main.bind("liveness", ProbeAnswer.liveness());
         main.bind("readiness", new ProbeAnswer(() -> new ProbeAnswer.Verdict(200, "ok")));
         main.addMainListener(new MainListenerSupport() {
@@ -124,6 +163,14 @@ public final class RelayApplication implements AutoCloseable {
 
     public Spool spool() {
         return spool;
+    }
+
+    public UpstreamBoard upstreams() {
+        return board;
+    }
+
+    public DeadLetters deadLetters() {
+        return deadLetters;
     }
 
     private static final class SpoolCloser extends ServiceSupport {

@@ -25,13 +25,18 @@ final class RunningRelay implements AutoCloseable {
 
     /** Starts a relay configured by MCPD_ variables ({@code extra} may override the defaults set here). */
     static RunningRelay start(Path dir, Map<String, String> extra) {
+        return start(dir, extra, RelayApplication.Tuning.standard());
+    }
+
+    /** Starts a tuned relay (shorter backoff and timeouts for delivery tests). */
+    static RunningRelay start(Path dir, Map<String, String> extra, RelayApplication.Tuning tuning) {
         Map<String, String> environment = new HashMap<>();
         environment.put("MCPD_LISTEN", "127.0.0.1:" + freePort());
         environment.put("MCPD_DATA", dir.resolve("mcpd.db").toString());
         environment.put("MCPD_UPSTREAMS", "http://127.0.0.1:9");
         environment.putAll(extra);
         McpdConfig config = McpdConfig.fromEnvironment(environment);
-        return new RunningRelay(RelayApplication.start(config), config);
+        return new RunningRelay(RelayApplication.start(config, tuning), config);
     }
 
     static RunningRelay start(Path dir) {
@@ -40,6 +45,10 @@ final class RunningRelay implements AutoCloseable {
 
     URI uri(String pathAndQuery) {
         return URI.create("http://127.0.0.1:" + config.listen().port() + pathAndQuery);
+    }
+
+    RelayApplication application() {
+        return application;
     }
 
     int port() {

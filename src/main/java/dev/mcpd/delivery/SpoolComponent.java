@@ -1,0 +1,28 @@
+package dev.mcpd.delivery;
+
+import dev.mcpd.spool.Spool;
+import java.util.Map;
+import org.apache.camel.Endpoint;
+import org.apache.camel.support.DefaultComponent;
+
+/**
+ * {@code spool:NAME?workers=N} — a Camel consumer of the relay's spool: N workers each take the oldest entry not yet
+ * out and run it through the route. It is what lets the delivery route start with {@code from: spool:relay}.
+ */
+public final class SpoolComponent extends DefaultComponent {
+
+    private final Spool spool;
+
+    public SpoolComponent(Spool spool) {
+        this.spool = spool;
+    }
+
+    @Override
+    protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
+        int workers = getAndRemoveParameter(parameters, "workers", Integer.class, 4);
+        if (workers < 1) {
+            throw new IllegalArgumentException("spool endpoint " + uri + ": workers must be at least 1");
+        }
+        return new SpoolEndpoint(uri, this, spool, workers);
+    }
+}

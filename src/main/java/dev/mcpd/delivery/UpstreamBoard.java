@@ -1,0 +1,224 @@
+package dev.mcpd.delivery;
+
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state of every upstream, in {@code --upstream} order: which one is waiting, until when and why, and how it has
+ * answered. Camel's failover load balancer keeps no such per-endpoint state; {@link UpstreamFailover} reads and updates
+ * it here.
+ *
+ * <p>A retryable failure puts that upstream into a wait — exactly what its {@code Retry-After} named, else
+ * exponential backoff with full jitter — and the request moves on to the next upstream. The first upstream whose wait
+ * has ended is always chosen, so traffic returns to the primary by itself once its wait is over. When every upstream
+ * waits, {@link #awaitReady} sleeps until the earliest wait ends: no busy loop, and no request is dropped.
+ */
+public final class UpstreamBoard {
+
+    private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.upstreams");
+
+    /** What the board knows of one upstream; a copy, safe to read anywhere. */
+    public record View(Upstream upstream, boolean waiting, Optional<Instant> waitingUntil, Optional<String> waitCause,
+                       int consecutiveFailures, OptionalInt lastStatus, Optional<Duration> lastLatency,
+                       Optional<Instant> lastAnswer, long delivered, long failedAttempts) {
+    }
+
+    private static final class Status {
+        final Upstream upstream;
+        Instant waitingUntil = Instant.MIN;
+        String waitCause;
+        int consecutiveFailures;
+        Integer lastStatus;
+        Duration lastLatency;
+        Instant lastAnswer;
+        long delivered;
+        long failedAttempts;
+
+        Status(Upstream upstream) {
+            this.upstream = upstream;
+        }
+    }
+
+    private final List<Status> statuses = new ArrayList<>();
+    private final Backoff backoff;
+    private final InstantSource clock;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private boolean closed;
+
+    public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock) {
+        for (int i = 0; i < urls.size(); i++) {
+            statuses.add(new Status(new Upstream(i + 1, urls.get(i))));
+        }
+        this.backoff = backoff;
+        this.clock = clock;
+    }
+
+    public List<Upstream> upstreams() {
+        return statuses.stream().map(s -> s.upstream).toList();
+    }
+
+    /** The first upstream, in order, that is not waiting now. */
+    public Optional<Upstream> firstReady() {
+        lock.lock();
+        try {
+            return firstReady(clock.instant());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Optional<Upstream> firstReady(Instant now) {
+        for (Status status : statuses) {
+            if (!status.waitingUntil.isAfter(now)) {
+                return Optional.of(status.upstream);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The first upstream, in order, that is not waiting; when all wait, sleeps until the earliest wait ends.
+     *
+     * @param stopRequested asked at least every {@code checkEvery} while sleeping: true gives up the wait
+     * @throws DeliveryStopped when the board is closed or a stop is requested while waiting
+     */
+    public Upstream awaitReady(BooleanSupplier stopRequested, Duration checkEvery) throws InterruptedException {
+        lock.lock();
+        try {
+            while (true) {
+                Instant now = clock.instant();
+                Optional<Upstream> ready = firstReady(now);
+                if (ready.isPresent()) {
+                    return ready.get();
+                }
+                if (closed || stopRequested.getAsBoolean()) {
+                    throw new DeliveryStopped();
+                }
+                Instant earliest = statuses.stream().map(s -> s.waitingUntil).min(Instant::compareTo).orElseThrow();
+                long nanos = Math.min(Duration.between(now, earliest).toNanos(), checkEvery.toNanos());
+                changed.awaitNanos(Math.max(nanos, TimeUnit.MILLISECONDS.toNanos(1)));
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The upstream took the request (2xx). */
+    public void delivered(Upstream upstream, int status, Duration latency) {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            if (s.consecutiveFailures > 0) {
+                LOG.info("upstream={} order={} state=up after={} failures", upstream.label(), upstream.order(),
+                        s.consecutiveFailures);
+            }
+            s.consecutiveFailures = 0;
+            s.waitingUntil = Instant.MIN;
+            s.waitCause = null;
+            s.delivered++;
+            answered(s, status, latency);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The upstream answered, but refused the request for good: it is reachable, so it does not wait. */
+    public void refusedPermanently(Upstream upstream, int status, Duration latency) {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            s.failedAttempts++;
+            answered(s, status, latency);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A retryable failure: the upstream waits for {@code retryAfter} when it named one, else for a backoff.
+     *
+     * @param status the HTTP status, when it answered at all
+     * @return the wait it was given
+     */
+    public Duration failed(Upstream upstream, String cause, OptionalInt status, Optional<Duration> retryAfter,
+                           Duration latency) {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            s.consecutiveFailures++;
+            s.failedAttempts++;
+            if (status.isPresent()) {
+                answered(s, status.getAsInt(), latency);
+            } else {
+                s.lastLatency = latency;
+            }
+            Duration wait = retryAfter.orElseGet(() -> backoff.next(s.consecutiveFailures));
+            Instant now = clock.instant();
+            s.waitingUntil = now.plus(wait);
+            s.waitCause = cause;
+            // One line when an upstream starts waiting, then at the 2nd, 4th, 8th… failure in a row: an outage
+            // is visible without flooding the log.
+            if (Integer.bitCount(s.consecutiveFailures) == 1) {
+                LOG.warn("upstream={} order={} state=waiting for={}ms cause=\"{}\" consecutive_failures={}",
+                        upstream.label(), upstream.order(), wait.toMillis(), cause, s.consecutiveFailures);
+            }
+            changed.signalAll();
+            return wait;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void answered(Status s, int status, Duration latency) {
+        s.lastStatus = status;
+        s.lastLatency = latency;
+        s.lastAnswer = clock.instant();
+    }
+
+    /** Wakes every waiter; from now on {@link #awaitReady} throws {@link DeliveryStopped}. */
+    public void close() {
+        lock.lock();
+        try {
+            closed = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public List<View> views() {
+        lock.lock();
+        try {
+            Instant now = clock.instant();
+            return statuses.stream().map(s -> {
+                boolean waiting = s.waitingUntil.isAfter(now);
+                return new View(s.upstream, waiting,
+                        waiting ? Optional.of(s.waitingUntil) : Optional.empty(),
+                        waiting ? Optional.ofNullable(s.waitCause) : Optional.empty(),
+                        s.consecutiveFailures,
+                        s.lastStatus == null ? OptionalInt.empty() : OptionalInt.of(s.lastStatus),
+                        Optional.ofNullable(s.lastLatency), Optional.ofNullable(s.lastAnswer),
+                        s.delivered, s.failedAttempts);
+            }).toList();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Status statusOf(Upstream upstream) {
+        return statuses.get(upstream.order() - 1);
+    }
+}

@@ -1,0 +1,43 @@
+package dev.mcpd.delivery;
+
+import dev.mcpd.config.Secret;
+import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.spool.SpoolRequest;
+import java.util.Optional;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/**
+ * Turns a spool entry into the request that goes upstream (SPEC §3–§5): the stored method, content type, content
+ * encoding and body bytes unchanged; the entry's {@code Idempotency-Key}; and a credential — the relay's own
+ * {@code --upstream-key} as a Bearer token, else the sender's stored {@code Authorization} / {@code x-mcpd-key}.
+ * Every other header is dropped first, so nothing hop-by-hop or Camel-internal goes out and no inbound header chooses
+ * the destination.
+ */
+public final class UpstreamRequest implements Processor {
+
+    private final Optional<Secret> upstreamKey;
+
+    public UpstreamRequest(Optional<Secret> upstreamKey) {
+        this.upstreamKey = upstreamKey;
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        SpoolEntry entry = exchange.getProperty(UpstreamFailover.ENTRY, SpoolEntry.class);
+        SpoolRequest request = entry.request();
+        Message out = exchange.getIn();
+        out.removeHeaders("*");
+        out.setHeader(Exchange.HTTP_METHOD, request.method());
+        out.setHeader("Idempotency-Key", request.idempotencyKey());
+        if (upstreamKey.isPresent()) {
+            out.setHeader("Authorization", "Bearer " + upstreamKey.get().reveal());
+        } else {
+            request.credential().ifPresent(c -> out.setHeader(c.header(), c.value()));
+        }
+        // Content type and encoding travel with the body, exactly as stored (see StoredBody).
+        out.setBody(new StoredBody(request.body(), request.contentType(), request.contentEncoding()));
+        exchange.setProperty(UpstreamFailover.TARGET, request.target());
+    }
+}

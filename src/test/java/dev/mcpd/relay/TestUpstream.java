@@ -1,0 +1,139 @@
+package dev.mcpd.relay;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * A real HTTP upstream on loopback (the JDK's HTTP server) that records every request it gets and answers as the
+ * test tells it: a status, headers, a body, after a delay.
+ */
+final class TestUpstream implements AutoCloseable {
+
+    /** A request as the upstream received it. */
+    record Received(Instant at, String method, String uri, Map<String, List<String>> headers, byte[] body) {
+        String header(String name) {
+            for (Map.Entry<String, List<String>> header : headers.entrySet()) {
+                if (header.getKey().equalsIgnoreCase(name)) {
+                    return header.getValue().get(0);
+                }
+            }
+            return null;
+        }
+    }
+
+    /** What the upstream answers. */
+    record Answer(int status, Map<String, String> headers, byte[] body, Duration delay) {
+        static Answer status(int status) {
+            return new Answer(status, Map.of(), new byte[0], Duration.ZERO);
+        }
+
+        static Answer ok() {
+            return status(200);
+        }
+
+        Answer withHeader(String name, String value) {
+            Map<String, String> all = new java.util.HashMap<>(headers);
+            all.put(name, value);
+            return new Answer(status, all, body, delay);
+        }
+
+        Answer withBody(String text) {
+            return new Answer(status, headers, text.getBytes(java.nio.charset.StandardCharsets.UTF_8), delay);
+        }
+
+        Answer after(Duration wait) {
+            return new Answer(status, headers, body, wait);
+        }
+    }
+
+    private final HttpServer server;
+    private final ExecutorService executor = Executors.newCachedThreadPool();
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger maxInFlight = new AtomicInteger();
+    private volatile Function<Received, Answer> behaviour = r -> Answer.ok();
+
+    private TestUpstream(int port) throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 128);
+        server.createContext("/", this::handle);
+        server.setExecutor(executor);
+        server.start();
+    }
+
+    static TestUpstream start() {
+        return start(0);
+    }
+
+    /** Starts on a given port: a test that took an upstream down brings it back where the relay expects it. */
+    static TestUpstream start(int port) {
+        try {
+            return new TestUpstream(port);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    TestUpstream answer(Function<Received, Answer> newBehaviour) {
+        behaviour = newBehaviour;
+        return this;
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        int now = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(now, Math::max);
+        try (exchange) {
+            byte[] body = exchange.getRequestBody().readAllBytes();
+            Received request = new Received(Instant.now(), exchange.getRequestMethod(),
+                    exchange.getRequestURI().toString(), Map.copyOf(exchange.getRequestHeaders()), body);
+            received.add(request);
+            Answer answer = behaviour.apply(request);
+            if (!answer.delay().isZero()) {
+                Thread.sleep(answer.delay().toMillis()); // a slow upstream, not test synchronisation
+            }
+            answer.headers().forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
+            exchange.sendResponseHeaders(answer.status(), answer.body().length == 0 ? -1 : answer.body().length);
+            if (answer.body().length > 0) {
+                exchange.getResponseBody().write(answer.body());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    List<Received> received() {
+        return List.copyOf(received);
+    }
+
+    int maxConcurrentRequests() {
+        return maxInFlight.get();
+    }
+
+    int port() {
+        return server.getAddress().getPort();
+    }
+
+    URI url() {
+        return URI.create("http://127.0.0.1:" + port());
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}
