@@ -130,6 +130,7 @@ public final class UpstreamBoard {
             s.waitCause = null;
             s.delivered++;
             answered(s, status, latency);
+            changed.signalAll();
         } finally {
             lock.unlock();
         }

@@ -7,12 +7,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * Reads a spool directory without changing it: the whole entries it holds, and what is damaged. For inspection
+ * Reads a spool directory without changing it: the whole entries still waiting (delivered and dead-lettered ones,
+ * which its acknowledgement logs name, are left out), and what is damaged. For inspection
  * (tests, {@code spool check}); it never creates, truncates or deletes a file.
  */
 public final class SpoolReader {
@@ -20,7 +22,7 @@ public final class SpoolReader {
     /**
      * Everything a spool directory holds.
      *
-     * @param entries the whole entries, oldest first
+     * @param entries the whole entries still waiting, oldest first
      * @param damage  one line per segment whose reading stopped early
      */
     public record Contents(List<SpoolEntry> entries, List<String> damage) {
@@ -39,15 +41,38 @@ public final class SpoolReader {
             SegmentScan scan = SegmentScan.of(segment);
             scan.damage().ifPresent(d -> damage.add(segment.getFileName() + ": " + d));
             Map<Integer, Credential> credentials = SegmentScan.credentialsOf(dir, scan.firstSeq());
+            BitSet done = new BitSet();
+            new AckLog(dir, scan.firstSeq()).readInto(done, seq -> indexOf(scan.entries(), seq));
             try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
-                for (SegmentWriter.Written location : scan.entries()) {
-                    entries.add(readEntry(channel, location, credentials::get));
+                for (int i = 0; i < scan.entries().size(); i++) {
+                    if (!done.get(i)) {
+                        entries.add(readEntry(channel, scan.entries().get(i), credentials::get));
+                    }
                 }
             } catch (CorruptRecordException e) {
                 damage.add(segment.getFileName() + ": " + e.getMessage());
             }
         }
         return new Contents(entries, damage);
+    }
+
+    /** Entries of a segment are in ascending seq order: a binary search finds one. */
+    private static int indexOf(List<SegmentWriter.Written> entries, long seq) {
+        int low = 0;
+        int high = entries.size() - 1;
+        while (low <= high) {
+            int middle = (low + high) >>> 1;
+            long found = entries.get(middle).seq();
+            if (found == seq) {
+                return middle;
+            }
+            if (found < seq) {
+                low = middle + 1;
+            } else {
+                high = middle - 1;
+            }
+        }
+        return -1;
     }
 
     /** Finds a credential by its reference in a segment's credential file; null when there is none. */
