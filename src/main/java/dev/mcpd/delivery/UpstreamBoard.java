@@ -5,9 +5,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -96,12 +98,29 @@ public final class UpstreamBoard {
      * @throws DeliveryStopped when the board is closed or a stop is requested while waiting
      */
     public Upstream awaitReady(BooleanSupplier stopRequested, Duration checkEvery) throws InterruptedException {
+        return awaitReady(new HashSet<>(), stopRequested, checkEvery);
+    }
+
+    /**
+     * As {@link #awaitReady(BooleanSupplier, Duration)} for one request that already failed on the upstreams in
+     * {@code tried} (their orders): an untried upstream that is ready comes first, so the request moves on to the
+     * next upstream even when the one that just failed drew a wait of almost nothing (full jitter can). Only when no
+     * untried upstream is ready does the request go back to a tried one that is, and {@code tried} starts over.
+     */
+    public Upstream awaitReady(Set<Integer> tried, BooleanSupplier stopRequested, Duration checkEvery)
+            throws InterruptedException {
         lock.lock();
         try {
             while (true) {
                 Instant now = clock.instant();
+                for (Status status : statuses) {
+                    if (!tried.contains(status.upstream.order()) && !status.waitingUntil.isAfter(now)) {
+                        return status.upstream;
+                    }
+                }
                 Optional<Upstream> ready = firstReady(now);
                 if (ready.isPresent()) {
+                    tried.clear();
                     return ready.get();
                 }
                 if (closed || stopRequested.getAsBoolean()) {

@@ -4,8 +4,10 @@ import dev.mcpd.spool.SpoolEntry;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.AsyncProcessor;
 import org.apache.camel.Exchange;
@@ -49,10 +51,11 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     public boolean process(Exchange exchange, AsyncCallback callback) {
         AsyncProcessor send = getProcessors().get(0);
         String target = exchange.getProperty(TARGET, String.class);
+        Set<Integer> tried = new HashSet<>();
         try {
             while (true) {
-                Upstream upstream = board.awaitReady(() -> !isRunAllowed() || exchange.getContext().isStopping(),
-                        STOP_CHECK);
+                Upstream upstream = board.awaitReady(tried,
+                        () -> !isRunAllowed() || exchange.getContext().isStopping(), STOP_CHECK);
                 Exchange copy = ExchangeHelper.createCopy(exchange, true);
                 copy.getIn().setHeader(Exchange.HTTP_URI, upstream.urlFor(target));
                 long started = System.nanoTime();
@@ -60,6 +63,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                 Attempt attempt = attemptOf(upstream, copy, Duration.ofNanos(System.nanoTime() - started));
                 if (attempt.kind() == Attempt.Kind.RETRYABLE) {
                     retryElsewhere(attempt);
+                    tried.add(upstream.order());
                     continue;
                 }
                 if (attempt.kind() == Attempt.Kind.DELIVERED) {

@@ -12,6 +12,7 @@ import dev.mcpd.ingest.AnswerHeaderPolicy;
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.IngestTargetCheck;
+import dev.mcpd.ingest.ListenerCheck;
 import dev.mcpd.ingest.RefusalAnswer;
 import dev.mcpd.ingest.RequestBodyReader;
 import dev.mcpd.ingest.SenderKeyCheck;
@@ -92,6 +93,11 @@ public final class RelayApplication implements AutoCloseable {
 
     /** Starts the relay, tuned, and returns once it serves. */
     public static RelayApplication start(McpdConfig config, Tuning tuning) {
+        try {
+            ListenerCheck.ensureFree(config.listen());
+        } catch (IOException e) {
+            throw new StartFailure(e.getMessage(), e);
+        }
         Spool spool;
         DeadLetters deadLetters;
         try {
@@ -105,7 +111,9 @@ public final class RelayApplication implements AutoCloseable {
         tuning.camelProperties().forEach(main::addOverrideProperty);
         try {
             main.start();
+            ListenerCheck.ensureListening(config.listen());
         } catch (Exception e) {
+            main.stop();
             closeQuietly(spool);
             throw new StartFailure("cannot start the relay on " + config.listen() + ": " + rootMessage(e), e);
         }
@@ -201,11 +209,20 @@ public final class RelayApplication implements AutoCloseable {
         }
     }
 
+    /**
+     * The innermost cause's message on one line. A YAML route error spans several lines (message, "in file …, line N",
+     * the offending text, a caret): the first two say what and where.
+     */
     private static String rootMessage(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        if (root.getMessage() == null) {
+            return root.getClass().getSimpleName();
+        }
+        String oneLine = root.getMessage().lines().map(String::strip).filter(l -> !l.isEmpty()).limit(2)
+                .collect(java.util.stream.Collectors.joining(" "));
+        return oneLine.endsWith(":") ? oneLine.substring(0, oneLine.length() - 1) : oneLine;
     }
 }

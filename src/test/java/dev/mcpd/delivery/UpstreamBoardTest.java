@@ -94,6 +94,31 @@ class UpstreamBoardTest {
     // --- order and choice ---------------------------------------------------------------------------------------
 
     @Test
+    void aRequestMovesToTheNextUpstreamEvenWhenTheOneThatFailedDrewAZeroWait() throws Exception {
+        random.value = 0.0; // full jitter can draw a wait of nothing
+        failWith503(primary, Optional.empty());
+        java.util.Set<Integer> tried = new java.util.HashSet<>(List.of(primary.order()));
+        assertEquals(secondary, board.awaitReady(tried, () -> false, Duration.ofMillis(10)));
+        assertEquals(Optional.of(primary), board.firstReady(), "other requests may use the primary again");
+    }
+
+    @Test
+    void aRequestThatFailedEverywhereStartsOverAtTheFirstReadyUpstream() throws Exception {
+        java.util.Set<Integer> tried = new java.util.HashSet<>(List.of(primary.order(), secondary.order()));
+        assertEquals(primary, board.awaitReady(tried, () -> false, Duration.ofMillis(10)));
+        assertTrue(tried.isEmpty(), "a new round begins");
+    }
+
+    @Test
+    void aRequestGoesBackToATriedUpstreamWhenTheUntriedOnesAllWait() throws Exception {
+        random.value = 0.0;
+        failWith503(primary, Optional.empty());
+        failWith503(secondary, Optional.of(Duration.ofSeconds(30)));
+        java.util.Set<Integer> tried = new java.util.HashSet<>(List.of(primary.order()));
+        assertEquals(primary, board.awaitReady(tried, () -> false, Duration.ofMillis(10)));
+    }
+
+    @Test
     void theUpstreamsAreNumberedInTheOrderTheyWereGiven() {
         assertEquals(1, primary.order());
         assertEquals(PRIMARY, primary.url());

@@ -109,7 +109,7 @@ class IdempotencyAndCredentialsTest {
             byte[] body = "sender key not needed upstream".getBytes(StandardCharsets.UTF_8);
             assertEquals(202, post(relay, "/v1/ingest", body, "Authorization", "Bearer sender-token-3").statusCode());
             assertTrue(entryWithBody(relay, body).request().credential().isEmpty());
-            for (Path file : Files.list(relay.spoolDir()).toList()) {
+            for (Path file : Files.list(relay.spoolDir()).filter(Files::isRegularFile).toList()) {
                 assertFalse(file.getFileName().toString().endsWith(".cred"));
                 assertFalse(Files.readString(file, StandardCharsets.ISO_8859_1).contains("sender-token-3"));
             }

@@ -1,0 +1,162 @@
+package dev.mcpd.it;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Smoke tests of the real packaged jar, run as an operator runs it. The unit tests' classpath holds every test and
+ * Maven dependency, so it hides a dependency the shaded jar lacks, a service file it failed to merge, or a log
+ * configuration that differs; these tests do not.
+ */
+class PackagedJarIT {
+
+    static final String SPEC_RELAY_LINE = "relay           2 upstream(s) in order, http://mcpd.eu.internal:4317, "
+            + "http://mcpd.us.internal:4317; each sender's key passed on; spool at /data/mcpd.spool/relay, 1024 MiB";
+
+    @TempDir
+    Path tmp;
+
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Test
+    void theJarStartsAndAnswersIngestAndOtlpRequestsAsSpecified() throws Exception {
+        int port = PackagedJar.freePort();
+        try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), "relay", "--listen", "127.0.0.1:" + port,
+                "--data", tmp.resolve("mcpd.db").toString(), "--upstream", "http://127.0.0.1:9")) {
+            HttpResponse<String> ingest = client.send(post(relay, "/v1/ingest", "application/json",
+                    "{\"events\":[{\"name\":\"smoke\"}]}".getBytes(StandardCharsets.UTF_8)),
+                    HttpResponse.BodyHandlers.ofString());
+            assertAll("POST /v1/ingest",
+                    () -> assertEquals(202, ingest.statusCode(), ingest.body()),
+                    () -> assertEquals("spooled", ingest.headers().firstValue("mcpd-relay").orElse(null)),
+                    () -> assertEquals("{\"accepted\":0,\"duplicate\":0,\"rejected\":0}", ingest.body()));
+
+            HttpResponse<byte[]> traces = client.send(post(relay, "/v1/traces", "application/x-protobuf",
+                    new byte[] {0x0a, 0x00}), HttpResponse.BodyHandlers.ofByteArray());
+            assertAll("POST /v1/traces (protobuf)",
+                    () -> assertEquals(200, traces.statusCode(), new String(traces.body(), StandardCharsets.UTF_8)),
+                    () -> assertEquals("application/x-protobuf",
+                            traces.headers().firstValue("Content-Type").orElse(null)),
+                    () -> assertArrayEquals(new byte[0], traces.body(), "an empty ExportTraceServiceResponse"));
+
+            assertTrue(Files.isDirectory(tmp.resolve("mcpd.spool").resolve("relay")),
+                    "the relay spools in <dir of --data>/<stem>.spool/relay");
+        }
+    }
+
+    @Test
+    void aCleanStartAndStopBySigtermLogNoStackTrace() throws Exception {
+        int port = PackagedJar.freePort();
+        try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), "relay", "--listen", "127.0.0.1:" + port,
+                "--data", tmp.resolve("mcpd.db").toString(), "--upstream", "http://127.0.0.1:9")) {
+            HttpResponse<String> ingest = client.send(post(relay, "/v1/ingest", "application/json",
+                    "{\"events\":[]}".getBytes(StandardCharsets.UTF_8)), HttpResponse.BodyHandlers.ofString());
+            assertEquals(202, ingest.statusCode(), ingest.body());
+            relay.terminate();
+            String log = Files.readString(relay.log(), StandardCharsets.UTF_8);
+            assertFalse(log.contains("\tat ") || log.contains("Exception in thread"),
+                    "a clean start, a request and SIGTERM log no stack trace:\n" + relay.logTail(60));
+        }
+    }
+
+    @Test
+    void configPrintsTheRelayLineOfTheSpec() {
+        PackagedJar.Result result = PackagedJar.runJar(tmp,
+                Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317"),
+                "--data", "/data/mcpd.db", "config");
+        assertEquals(0, result.status(), result::toString);
+        List<String> relayLines = result.outLines().stream().filter(line -> line.startsWith("relay")).toList();
+        assertEquals(List.of(SPEC_RELAY_LINE), relayLines, result::toString);
+        assertEquals("", result.err(), "config prints nothing on stderr");
+    }
+
+    @Test
+    void aBadOptionValueIsOneLineOnStderrAndExitStatus2() {
+        PackagedJar.Result result = PackagedJar.runJar(tmp, Map.of(),
+                "relay", "--spool-max-bytes", "-5", "--upstream", "http://x");
+        assertOneLineUsageError(result);
+        assertTrue(result.err().contains("--spool-max-bytes"), "names the option: " + result.err());
+    }
+
+    @Test
+    void aRelayWithoutUpstreamRefusesToStartAndSaysHowToNameOne() {
+        PackagedJar.Result result = PackagedJar.runJar(tmp, Map.of(), "relay");
+        assertOneLineUsageError(result);
+        assertTrue(result.err().contains("--upstream") && result.err().contains("MCPD_UPSTREAMS"),
+                "names both --upstream and MCPD_UPSTREAMS: " + result.err());
+    }
+
+    @Test
+    void aPortAlreadyInUseIsAOneLineErrorAndANonZeroExitWithoutStackTrace() throws IOException {
+        try (ServerSocket occupied = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+            int port = occupied.getLocalPort();
+            PackagedJar.Result result = PackagedJar.runJar(tmp, Map.of(), "relay", "--listen", "127.0.0.1:" + port,
+                    "--data", tmp.resolve("mcpd.db").toString(), "--upstream", "http://127.0.0.1:9");
+            assertNotEquals(0, result.status(), result::toString);
+            assertNoStackTrace(result);
+            List<String> errorLines = result.errLines().stream().filter(line -> line.startsWith("mcpd: ")).toList();
+            assertEquals(1, errorLines.size(), "one 'mcpd: …' error line: " + result);
+            assertTrue(errorLines.get(0).contains(String.valueOf(port)), "the error names the address: " + result);
+        }
+    }
+
+    @Test
+    void theLauncherScriptTellsTheUserToBuildWhenTheJarIsMissing() {
+        Path launcher = projectDir().resolve("bin").resolve("mcpd");
+        assertTrue(Files.isExecutable(launcher), launcher + " is an executable launcher");
+        Path missing = tmp.resolve("no-such-dir").resolve("mcpd.jar");
+        PackagedJar.Result result = PackagedJar.run(tmp, Map.of("MCPD_JAR", missing.toString()),
+                List.of(launcher.toString(), "config"));
+        assertNotEquals(0, result.status(), result::toString);
+        assertEquals("", result.out(), result::toString);
+        assertEquals(1, result.errLines().size(), "one line on stderr: " + result);
+        String line = result.errLines().get(0);
+        assertTrue(line.contains(missing.toString()), "names the jar it looked for: " + line);
+        assertTrue(line.toLowerCase().contains("build"), "tells the user to build first: " + line);
+    }
+
+    // ---------------------------------------------------------------------------------------------- helpers
+
+    private static HttpRequest post(PackagedJar relay, String target, String contentType, byte[] body) {
+        return HttpRequest.newBuilder(relay.uri(target)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+    }
+
+    /** Exit status 2, nothing on stdout, one line on stderr, no stack trace. */
+    private static void assertOneLineUsageError(PackagedJar.Result result) {
+        assertEquals(2, result.status(), result::toString);
+        assertEquals("", result.out(), result::toString);
+        assertEquals(1, result.errLines().size(), "exactly one line on stderr: " + result);
+        assertTrue(result.err().startsWith("mcpd: "), result::toString);
+        assertNoStackTrace(result);
+    }
+
+    private static void assertNoStackTrace(PackagedJar.Result result) {
+        String printed = result.out() + result.err();
+        assertFalse(printed.contains("Exception") || printed.contains("\tat "), "no stack trace: " + result);
+    }
+
+    private static Path projectDir() {
+        return Path.of(System.getProperty("basedir", System.getProperty("user.dir"))).toAbsolutePath();
+    }
+}
