@@ -20,11 +20,11 @@ import java.util.function.Function;
  * A real HTTP upstream on loopback (the JDK's HTTP server) that records every request it gets and answers as the
  * test tells it: a status, headers, a body, after a delay.
  */
-final class TestUpstream implements AutoCloseable {
+public final class TestUpstream implements AutoCloseable {
 
     /** A request as the upstream received it. */
-    record Received(Instant at, String method, String uri, Map<String, List<String>> headers, byte[] body) {
-        String header(String name) {
+    public record Received(Instant at, String method, String uri, Map<String, List<String>> headers, byte[] body) {
+        public String header(String name) {
             for (Map.Entry<String, List<String>> header : headers.entrySet()) {
                 if (header.getKey().equalsIgnoreCase(name)) {
                     return header.getValue().get(0);
@@ -35,26 +35,26 @@ final class TestUpstream implements AutoCloseable {
     }
 
     /** What the upstream answers. */
-    record Answer(int status, Map<String, String> headers, byte[] body, Duration delay) {
-        static Answer status(int status) {
+    public record Answer(int status, Map<String, String> headers, byte[] body, Duration delay) {
+        public static Answer status(int status) {
             return new Answer(status, Map.of(), new byte[0], Duration.ZERO);
         }
 
-        static Answer ok() {
+        public static Answer ok() {
             return status(200);
         }
 
-        Answer withHeader(String name, String value) {
+        public Answer withHeader(String name, String value) {
             Map<String, String> all = new java.util.HashMap<>(headers);
             all.put(name, value);
             return new Answer(status, all, body, delay);
         }
 
-        Answer withBody(String text) {
+        public Answer withBody(String text) {
             return new Answer(status, headers, text.getBytes(java.nio.charset.StandardCharsets.UTF_8), delay);
         }
 
-        Answer after(Duration wait) {
+        public Answer after(Duration wait) {
             return new Answer(status, headers, body, wait);
         }
     }
@@ -73,12 +73,12 @@ final class TestUpstream implements AutoCloseable {
         server.start();
     }
 
-    static TestUpstream start() {
+    public static TestUpstream start() {
         return start(0);
     }
 
     /** Starts on a given port: a test that took an upstream down brings it back where the relay expects it. */
-    static TestUpstream start(int port) {
+    public static TestUpstream start(int port) {
         try {
             return new TestUpstream(port);
         } catch (IOException e) {
@@ -86,7 +86,7 @@ final class TestUpstream implements AutoCloseable {
         }
     }
 
-    TestUpstream answer(Function<Received, Answer> newBehaviour) {
+    public TestUpstream answer(Function<Received, Answer> newBehaviour) {
         behaviour = newBehaviour;
         return this;
     }
@@ -115,19 +115,19 @@ final class TestUpstream implements AutoCloseable {
         }
     }
 
-    List<Received> received() {
+    public List<Received> received() {
         return List.copyOf(received);
     }
 
-    int maxConcurrentRequests() {
+    public int maxConcurrentRequests() {
         return maxInFlight.get();
     }
 
-    int port() {
+    public int port() {
         return server.getAddress().getPort();
     }
 
-    URI url() {
+    public URI url() {
         return URI.create("http://127.0.0.1:" + port());
     }
 
