@@ -15,28 +15,17 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC §2: every body is kept byte for byte whatever its content type; only what delivery needs is stored. */
 class BodyFidelityTest {
 
-    @TempDir
-    static Path dir;
-    static RunningRelay relay;
+    @RegisterExtension
+    static final SharedRelay relay = new SharedRelay();
     static final HttpClient http11 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    @BeforeAll
-    static void start() {
-        relay = RunningRelay.start(dir);
-    }
 
-    @AfterAll
-    static void stop() {
-        relay.close();
-    }
 
     private static SpoolEntry postAndFind(HttpClient client, String path, String contentType, byte[] body)
             throws Exception {

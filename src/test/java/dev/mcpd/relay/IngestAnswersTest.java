@@ -10,31 +10,19 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC §2: what the relay answers, and that the answer comes with the request in the spool. */
 class IngestAnswersTest {
 
-    @TempDir
-    static Path dir;
-    static RunningRelay relay;
+    @RegisterExtension
+    static final SharedRelay relay = new SharedRelay();
     static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    @BeforeAll
-    static void start() {
-        relay = RunningRelay.start(dir);
-    }
 
-    @AfterAll
-    static void stop() {
-        relay.close();
-    }
 
     static HttpResponse<byte[]> post(String path, String contentType, byte[] body) throws Exception {
         return http.send(HttpRequest.newBuilder(relay.uri(path)).header("Content-Type", contentType)

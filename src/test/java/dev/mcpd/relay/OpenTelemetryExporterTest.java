@@ -46,16 +46,13 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.zip.GZIPInputStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -89,19 +86,10 @@ class OpenTelemetryExporterTest {
         }
     };
 
-    @TempDir
-    static Path dir;
-    static RunningRelay relay;
+    @RegisterExtension
+    static final SharedRelay relay = new SharedRelay();
 
-    @BeforeAll
-    static void start() {
-        relay = RunningRelay.start(dir);
-    }
 
-    @AfterAll
-    static void stop() {
-        relay.close();
-    }
 
     /**
      * The SDK's two HTTP senders. With both on the classpath (as here) the exporter's builder loads every

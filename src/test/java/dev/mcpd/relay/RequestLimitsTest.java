@@ -3,32 +3,20 @@ package dev.mcpd.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC §2: --max-body-bytes (413) and --request-timeout-seconds (408) apply before anything is written. */
 class RequestLimitsTest {
 
     static final int LIMIT = 1024;
 
-    @TempDir
-    static Path dir;
-    static RunningRelay relay;
+    @RegisterExtension
+    static final SharedRelay relay = new SharedRelay(Map.of("MCPD_MAX_BODY_BYTES", Integer.toString(LIMIT),
+            "MCPD_REQUEST_TIMEOUT_SECONDS", "1"));
 
-    @BeforeAll
-    static void start() {
-        relay = RunningRelay.start(dir, Map.of("MCPD_MAX_BODY_BYTES", Integer.toString(LIMIT),
-                "MCPD_REQUEST_TIMEOUT_SECONDS", "1"));
-    }
 
-    @AfterAll
-    static void stop() {
-        relay.close();
-    }
 
     private static String head(String path, String extraHeaders) {
         return "POST " + path + " HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n" + extraHeaders

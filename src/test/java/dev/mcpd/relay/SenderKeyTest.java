@@ -6,33 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC §2: with --ingest-key, a sender presents it as a Bearer token or in x-mcpd-key, or gets 401. */
 class SenderKeyTest {
 
     static final String KEY = "k3y-for-senders";
 
-    @TempDir
-    static Path dir;
-    static RunningRelay relay;
+    @RegisterExtension
+    static final SharedRelay relay = new SharedRelay(Map.of("MCPD_INGEST_KEY", KEY));
     static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    @BeforeAll
-    static void start() {
-        relay = RunningRelay.start(dir, Map.of("MCPD_INGEST_KEY", KEY));
-    }
 
-    @AfterAll
-    static void stop() {
-        relay.close();
-    }
 
     /** Posts a unique body with the given header (or none); returns the status and whether it was spooled. */
     private static int post(String header, String value, boolean[] spooled) throws Exception {
