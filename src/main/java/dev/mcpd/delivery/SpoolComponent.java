@@ -12,17 +12,20 @@ import org.apache.camel.support.DefaultComponent;
 public final class SpoolComponent extends DefaultComponent {
 
     private final Spool spool;
+    private final DeliveryWorkers workers;
 
-    public SpoolComponent(Spool spool) {
+    /** {@code workers} counts the busy ones; its total is what the endpoint's {@code workers} option must be. */
+    public SpoolComponent(Spool spool, DeliveryWorkers workers) {
         this.spool = spool;
+        this.workers = workers;
     }
 
     @Override
     protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
-        int workers = getAndRemoveParameter(parameters, "workers", Integer.class, 4);
-        if (workers < 1) {
+        int count = getAndRemoveParameter(parameters, "workers", Integer.class, workers.total());
+        if (count < 1) {
             throw new IllegalArgumentException("spool endpoint " + uri + ": workers must be at least 1");
         }
-        return new SpoolEndpoint(uri, this, spool, workers);
+        return new SpoolEndpoint(uri, this, spool, count, workers);
     }
 }

@@ -30,12 +30,14 @@ final class SpoolConsumer extends DefaultConsumer {
 
     private final Spool spool;
     private final int workers;
+    private final DeliveryWorkers busy;
     private ExecutorService executor;
 
-    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers) {
+    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, DeliveryWorkers busy) {
         super(endpoint, processor);
         this.spool = spool;
         this.workers = workers;
+        this.busy = busy;
     }
 
     @Override
@@ -53,7 +55,12 @@ final class SpoolConsumer extends DefaultConsumer {
             try {
                 Optional<SpoolEntry> entry = spool.next(TAKE_WAIT);
                 if (entry.isPresent()) {
-                    deliver(entry.get());
+                    busy.started();
+                    try {
+                        deliver(entry.get());
+                    } finally {
+                        busy.finished();
+                    }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -11,11 +11,13 @@ public final class SpoolEndpoint extends DefaultEndpoint {
 
     private final Spool spool;
     private final int workers;
+    private final DeliveryWorkers busy;
 
-    SpoolEndpoint(String uri, SpoolComponent component, Spool spool, int workers) {
+    SpoolEndpoint(String uri, SpoolComponent component, Spool spool, int workers, DeliveryWorkers busy) {
         super(uri, component);
         this.spool = spool;
         this.workers = workers;
+        this.busy = busy;
     }
 
     @Override
@@ -25,7 +27,7 @@ public final class SpoolEndpoint extends DefaultEndpoint {
 
     @Override
     public Consumer createConsumer(Processor processor) throws Exception {
-        SpoolConsumer consumer = new SpoolConsumer(this, processor, spool, workers);
+        SpoolConsumer consumer = new SpoolConsumer(this, processor, spool, workers, busy);
         configureConsumer(consumer);
         return consumer;
     }

@@ -31,10 +31,19 @@ public final class UpstreamBoard {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.upstreams");
 
+    /** How long an upstream counts as up after its last good probe or delivery (SPEC §6, §7). */
+    public static final Duration DEFAULT_UP_WINDOW = Duration.ofSeconds(30);
+
     /** What the board knows of one upstream; a copy, safe to read anywhere. */
     public record View(Upstream upstream, boolean waiting, Optional<Instant> waitingUntil, Optional<String> waitCause,
                        int consecutiveFailures, OptionalInt lastStatus, Optional<Duration> lastLatency,
-                       Optional<Instant> lastAnswer, long delivered, long failedAttempts) {
+                       Optional<Instant> lastAnswer, long delivered, long failedAttempts, boolean up,
+                       Optional<Instant> lastUp) {
+
+        /** {@code waiting} while in a wait, else {@code up} when it answered lately, else {@code down}. */
+        public String state() {
+            return waiting ? "waiting" : up ? "up" : "down";
+        }
     }
 
     private static final class Status {
@@ -45,6 +54,9 @@ public final class UpstreamBoard {
         Integer lastStatus;
         Duration lastLatency;
         Instant lastAnswer;
+        /** Last time its readiness probe answered 2xx or it took a delivery. */
+        Instant lastUp;
+        boolean reportedUp;
         long delivered;
         long failedAttempts;
 
@@ -56,16 +68,23 @@ public final class UpstreamBoard {
     private final List<Status> statuses = new ArrayList<>();
     private final Backoff backoff;
     private final InstantSource clock;
+    private final Duration upWindow;
+    private long failovers;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private boolean closed;
 
     public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock) {
+        this(urls, backoff, clock, DEFAULT_UP_WINDOW);
+    }
+
+    public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock, Duration upWindow) {
         for (int i = 0; i < urls.size(); i++) {
             statuses.add(new Status(new Upstream(i + 1, urls.get(i))));
         }
         this.backoff = backoff;
         this.clock = clock;
+        this.upWindow = upWindow;
     }
 
     public List<Upstream> upstreams() {
@@ -148,7 +167,11 @@ public final class UpstreamBoard {
             s.waitingUntil = Instant.MIN;
             s.waitCause = null;
             s.delivered++;
+            if (upstream.order() > 1) {
+                failovers++;
+            }
             answered(s, status, latency);
+            markUp(s);
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -202,6 +225,69 @@ public final class UpstreamBoard {
         }
     }
 
+    /**
+     * The result of a readiness probe ({@code GET <upstream>/readyz}): a 2xx keeps the upstream up; anything else, or
+     * no answer, does not (it goes down once its window has passed). A probe never ends a wait: only time does.
+     */
+    public void probed(Upstream upstream, OptionalInt status, Duration latency) {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            if (status.isPresent() && status.getAsInt() / 100 == 2) {
+                markUp(s);
+            } else {
+                reportIfDown(s, status.isPresent() ? "readyz answered " + status.getAsInt() : "readyz unreachable");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void markUp(Status s) {
+        s.lastUp = clock.instant();
+        if (!s.reportedUp) {
+            s.reportedUp = true;
+            LOG.info("upstream={} order={} state=up", s.upstream.label(), s.upstream.order());
+        }
+    }
+
+    private void reportIfDown(Status s, String cause) {
+        if (s.reportedUp && !isUp(s, clock.instant())) {
+            s.reportedUp = false;
+            LOG.warn("upstream={} order={} state=down cause=\"{}\" no_answer_for={}s", s.upstream.label(),
+                    s.upstream.order(), cause, upWindow.toSeconds());
+        }
+    }
+
+    private boolean isUp(Status s, Instant now) {
+        return s.lastUp != null && !s.lastUp.plus(upWindow).isBefore(now);
+    }
+
+    /** Whether any upstream answered its probe or took a delivery within the up window. */
+    public boolean anyUp() {
+        lock.lock();
+        try {
+            Instant now = clock.instant();
+            return statuses.stream().anyMatch(s -> isUp(s, now));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Requests delivered to an upstream other than the first, since start. */
+    public long failovers() {
+        lock.lock();
+        try {
+            return failovers;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public Duration upWindow() {
+        return upWindow;
+    }
+
     private void answered(Status s, int status, Duration latency) {
         s.lastStatus = status;
         s.lastLatency = latency;
@@ -231,7 +317,7 @@ public final class UpstreamBoard {
                         s.consecutiveFailures,
                         s.lastStatus == null ? OptionalInt.empty() : OptionalInt.of(s.lastStatus),
                         Optional.ofNullable(s.lastLatency), Optional.ofNullable(s.lastAnswer),
-                        s.delivered, s.failedAttempts);
+                        s.delivered, s.failedAttempts, isUp(s, now), Optional.ofNullable(s.lastUp));
             }).toList();
         } finally {
             lock.unlock();

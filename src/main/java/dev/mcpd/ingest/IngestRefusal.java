@@ -41,6 +41,11 @@ public final class IngestRefusal extends RuntimeException {
                 true);
     }
 
+    /** The spool is at its bound: the sender holds the request and retries (SPEC §6). */
+    public static IngestRefusal spoolFull(boolean bodyUnread) {
+        return new IngestRefusal(503, "the relay's spool is full; retry later", Optional.of(5), bodyUnread);
+    }
+
     /** The sender should hold the request and try again: nothing of it was kept. */
     public static IngestRefusal unavailable(String reason, int retryAfterSeconds) {
         return new IngestRefusal(503, reason, Optional.of(retryAfterSeconds), false);

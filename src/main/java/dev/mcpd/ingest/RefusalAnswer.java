@@ -1,7 +1,9 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.observability.RateLimitedLog;
 import io.vertx.core.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -10,13 +12,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns a refusal ({@link IngestRefusal}, or any unexpected failure: 503) into its answer: the status, a one-line plain-text reason, {@code Retry-After} when
- * the sender should come back, and one log line (status, reason, remote address — never a key). When part of the body
+ * the sender should come back, and one log line (status, reason, remote address — never a key; at most one line
+ * per kind of refusal per second). When part of the body
  * may still be on the connection (a 401, 405, 408 or 413 before the body was read), the HTTP/1.1 connection is closed
  * after the answer, so unread bytes are never parsed as a next request.
  */
 public final class RefusalAnswer implements Processor {
 
-    private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.ingest.refusals");
+    /** One line per kind of refusal per second at most (the count of the others rides on the next line). */
+    private static final RateLimitedLog LOG =
+            new RateLimitedLog(LoggerFactory.getLogger("dev.mcpd.ingest.refusals"), Duration.ofSeconds(1));
     private static final Logger FAULTS = LoggerFactory.getLogger(RefusalAnswer.class);
 
     @Override
@@ -31,8 +36,9 @@ public final class RefusalAnswer implements Processor {
             refusal = IngestRefusal.unavailable("internal error; retry later", SpoolWriteStep.RETRY_AFTER_SECONDS);
         }
         var request = VertxExchange.request(exchange);
-        LOG.warn("refused status={} reason=\"{}\" method={} path={} remote={}", refusal.status(), refusal.reason(),
-                request.method(), request.path(), request.remoteAddress() == null ? "-" : request.remoteAddress().host());
+        LOG.warn(refusal.status() + " " + refusal.reason(), "refused status=" + refusal.status() + " reason=\""
+                + refusal.reason() + "\" method=" + request.method() + " path=" + request.path() + " remote="
+                + (request.remoteAddress() == null ? "-" : request.remoteAddress().host()));
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, refusal.status());

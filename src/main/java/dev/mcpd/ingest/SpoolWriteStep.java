@@ -2,6 +2,7 @@ package dev.mcpd.ingest;
 
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.spool.SpoolFullException;
 import dev.mcpd.spool.SpoolReceipt;
 import dev.mcpd.spool.SpoolRequest;
 import io.vertx.core.http.HttpServerRequest;
@@ -52,6 +53,9 @@ public final class SpoolWriteStep implements Processor {
             SpoolReceipt receipt = spool.append(entry).get();
             exchange.setProperty(SEQ_PROPERTY, receipt.seq());
         } catch (ExecutionException e) {
+            if (e.getCause() instanceof SpoolFullException) {
+                throw IngestRefusal.spoolFull(false);
+            }
             LOG.error("spool write failed, answering 503: {}", e.getCause().getMessage());
             throw IngestRefusal.unavailable("the spool could not store the request; retry later",
                     RETRY_AFTER_SECONDS);

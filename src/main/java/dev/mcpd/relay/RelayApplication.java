@@ -4,9 +4,11 @@ import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.DeliveryOutcome;
+import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
+import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.ingest.AnswerHeaderPolicy;
 import dev.mcpd.ingest.IdempotencyKey;
@@ -16,13 +18,21 @@ import dev.mcpd.ingest.ListenerCheck;
 import dev.mcpd.ingest.RefusalAnswer;
 import dev.mcpd.ingest.RequestBodyReader;
 import dev.mcpd.ingest.SenderKeyCheck;
+import dev.mcpd.ingest.SpoolAdmission;
 import dev.mcpd.ingest.SpoolWriteStep;
+import dev.mcpd.observability.MetricsScrape;
 import dev.mcpd.observability.ProbeAnswer;
+import dev.mcpd.observability.RelayMetrics;
+import dev.mcpd.observability.RelayReadiness;
+import dev.mcpd.observability.RelayStatus;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Map;
 import org.apache.camel.main.BaseMainSupport;
@@ -80,11 +90,19 @@ public final class RelayApplication implements AutoCloseable {
      * What is fixed in production but a test must make shorter: the upstream backoff, and Camel properties such as
      * the HTTP read timeout.
      */
-    public record Tuning(Backoff backoff, Map<String, String> camelProperties) {
+    public record Tuning(Backoff backoff, Duration probeInterval, Duration upWindow,
+                         Map<String, String> camelProperties) {
         public static Tuning standard() {
-            return new Tuning(Backoff.standard(), Map.of());
+            return new Tuning(Backoff.standard(), PROBE_INTERVAL, UpstreamBoard.DEFAULT_UP_WINDOW, Map.of());
+        }
+
+        public Tuning withProbes(Duration interval, Duration window) {
+            return new Tuning(backoff, interval, window, camelProperties);
         }
     }
+
+    /** Upstreams' /readyz are asked this often (SPEC §6). */
+    static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
 
     /** Starts the relay and returns once it serves. */
     public static RelayApplication start(McpdConfig config) {
@@ -101,13 +119,15 @@ public final class RelayApplication implements AutoCloseable {
         Spool spool;
         DeadLetters deadLetters;
         try {
-            spool = Spool.open(config.relaySpoolDir());
+            spool = Spool.open(config.relaySpoolDir(), Spool.Options.unbounded().withMaxBytes(config.spoolMaxBytes()));
             deadLetters = new DeadLetters(config.relaySpoolDir());
         } catch (IOException e) {
             throw new StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": " + e.getMessage(), e);
         }
-        UpstreamBoard board = new UpstreamBoard(config.upstreams(), tuning.backoff(), InstantSource.system());
+        UpstreamBoard board = new UpstreamBoard(config.upstreams(), tuning.backoff(), InstantSource.system(),
+                tuning.upWindow());
         Main main = assemble(config, spool, board, deadLetters);
+        main.addOverrideProperty("mcpd.probe.interval-ms", Long.toString(tuning.probeInterval().toMillis()));
         tuning.camelProperties().forEach(main::addOverrideProperty);
         try {
             main.start();
@@ -137,13 +157,20 @@ public final class RelayApplication implements AutoCloseable {
         main.bind("ingestAnswer", new IngestAnswer());
         main.bind("refusalAnswer", new RefusalAnswer());
         main.addOverrideProperty("mcpd.workers", Integer.toString(config.workers()));
-        main.bind("spool", new SpoolComponent(spool));
+        DeliveryWorkers workers = new DeliveryWorkers(config.workers());
+        PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        RelayMetrics.bind(metrics, spool, board, deadLetters);
+        main.bind("spoolAdmission", new SpoolAdmission(spool));
+        main.bind("spool", new SpoolComponent(spool, workers));
+        main.bind("upstreamProbe", new UpstreamProbe(board));
+        main.bind("metricsScrape", new MetricsScrape(metrics));
+        main.bind("relayStatus", new RelayStatus(spool, board, deadLetters, workers));
         main.bind("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         main.bind("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent()));
         main.bind("deliveryOutcome", new DeliveryOutcome());
         main.bind("deadLetterStep", new DeadLetterStep(deadLetters));
         main.bind("liveness", ProbeAnswer.liveness());
-        main.bind("readiness", new ProbeAnswer(() -> new ProbeAnswer.Verdict(200, "ok")));
+        main.bind("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
         main.addMainListener(new MainListenerSupport() {
             @Override
             public void afterConfigure(BaseMainSupport configured) {

@@ -38,6 +38,7 @@ public final class DeadLetters {
 
     private final Path dir;
     private final AtomicLong count = new AtomicLong();
+    private final AtomicLong keptSinceStart = new AtomicLong();
 
     public DeadLetters(Path relaySpoolDir) throws IOException {
         this.dir = relaySpoolDir.resolve("dead");
@@ -63,6 +64,11 @@ public final class DeadLetters {
         return count.get();
     }
 
+    /** Entries moved to dead/ since this process started. */
+    public long keptSinceStart() {
+        return keptSinceStart.get();
+    }
+
     /** Keeps the entry and why it was refused; returns once all of it is durable. */
     public void keep(SpoolEntry entry, Refusal refusal) throws IOException {
         String base = SpoolFiles.baseName(entry.seq());
@@ -79,6 +85,7 @@ public final class DeadLetters {
         if (!replacing) {
             count.incrementAndGet();
         }
+        keptSinceStart.incrementAndGet();
     }
 
     private byte[] describe(SpoolEntry entry, Refusal refusal) throws IOException {

@@ -42,6 +42,36 @@ final class RecordCodec {
     record EncodedEntry(ByteBuffer[] buffers, int size) {
     }
 
+    /** The framed size of an entry with an empty body and empty strings: what any entry costs at least. */
+    static final int MIN_ENTRY_BYTES = HEADER_BYTES + 1 + 8 + 8 + 4 + 4 * 5 + 4;
+
+    /** The framed size {@link #encodeEntry} will give this request, computed without encoding it. */
+    static long entrySize(SpoolRequest request) {
+        return MIN_ENTRY_BYTES + utf8Length(request.method()) + utf8Length(request.target())
+                + utf8Length(request.contentType()) + utf8Length(request.contentEncoding())
+                + utf8Length(request.idempotencyKey()) + (long) request.body().length;
+    }
+
+    private static int utf8Length(String s) {
+        int length = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                length++;
+            } else if (c < 0x800) {
+                length += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                length += 4;
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                length++; // an unpaired surrogate is encoded as '?'
+            } else {
+                length += 3;
+            }
+        }
+        return length;
+    }
+
     static EncodedEntry encodeEntry(long seq, SpoolRequest request, int credentialRef) {
         byte[] method = utf8(request.method());
         byte[] target = utf8(request.target());

@@ -78,6 +78,12 @@ public final class Spool implements Closeable {
     private final AtomicLong entries = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
+    private final long maxBytes;
+    /** Bytes stored plus bytes reserved by appends not yet committed: what admission compares with the bound. */
+    private final AtomicLong claimed = new AtomicLong();
+    private final AtomicLong accepted = new AtomicLong();
+    private final AtomicLong refusedFull = new AtomicLong();
+    private volatile long lastRefusedFullNanos = Long.MIN_VALUE;
     private volatile boolean closed;
     private SegmentWriter writer;
     private long nextSeq;
@@ -97,24 +103,46 @@ public final class Spool implements Closeable {
     private record Handout(SegmentIndex segment, int index, long seq) {
     }
 
-    private record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt) {
+    private record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt, long reserved) {
     }
 
-    private static final PendingAppend STOP = new PendingAppend(null, null);
+    private static final PendingAppend STOP = new PendingAppend(null, null, 0);
 
-    private Spool(Path dir, long segmentTargetBytes) {
+    /**
+     * How the spool is sized.
+     *
+     * @param segmentTargetBytes a segment takes appends until it is this large
+     * @param maxBytes           the bound (SPEC §6): the bytes waiting entries occupy, plus those of entries being
+     *                           written, never exceed it
+     */
+    public record Options(long segmentTargetBytes, long maxBytes) {
+        public static Options unbounded() {
+            return new Options(DEFAULT_SEGMENT_TARGET_BYTES, Long.MAX_VALUE);
+        }
+
+        public Options withMaxBytes(long bound) {
+            return new Options(segmentTargetBytes, bound);
+        }
+    }
+
+    private Spool(Path dir, Options options) {
         this.dir = dir;
-        this.segmentTargetBytes = segmentTargetBytes;
+        this.segmentTargetBytes = options.segmentTargetBytes();
+        this.maxBytes = options.maxBytes();
         this.committer = new Thread(this::commitLoop, "spool-committer");
     }
 
     public static Spool open(Path dir) throws IOException {
-        return open(dir, DEFAULT_SEGMENT_TARGET_BYTES);
+        return open(dir, Options.unbounded());
+    }
+
+    public static Spool open(Path dir, long segmentTargetBytes) throws IOException {
+        return open(dir, new Options(segmentTargetBytes, Long.MAX_VALUE));
     }
 
     /** Opens (creating if needed) the spool in {@code dir}, recovering what a previous run left there. */
-    public static Spool open(Path dir, long segmentTargetBytes) throws IOException {
-        Spool spool = new Spool(dir, segmentTargetBytes);
+    public static Spool open(Path dir, Options options) throws IOException {
+        Spool spool = new Spool(dir, options);
         spool.recover();
         spool.committer.start();
         return spool;
@@ -142,6 +170,7 @@ public final class Spool implements Closeable {
             entries.addAndGet(index.waiting());
             bytes.addAndGet(index.waitingBytes());
         }
+        claimed.set(bytes.get());
         nextSeq = highWater + 1;
         // The new segment's name records the high-water mark before the empty ones that held it go.
         writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq);
@@ -171,8 +200,67 @@ public final class Spool implements Closeable {
             receipt.completeExceptionally(new SpoolWriteException("the spool is closed"));
             return receipt;
         }
-        queue.add(new PendingAppend(request, receipt));
+        long size = RecordCodec.entrySize(request);
+        if (!reserve(size)) {
+            receipt.completeExceptionally(new SpoolFullException(maxBytes));
+            return receipt;
+        }
+        queue.add(new PendingAppend(request, receipt, size));
         return receipt;
+    }
+
+    /**
+     * Admission (SPEC §6): an entry is taken only if the bytes stored, plus those reserved by entries being written,
+     * plus its own stored size fit within the bound. The reservation is one compare-and-set, so two concurrent
+     * requests can never both slip past the bound: it is never exceeded, not even by one request.
+     */
+    private boolean reserve(long size) {
+        while (true) {
+            long now = claimed.get();
+            if (now + size > maxBytes || now + size < 0) {
+                refusedFull.incrementAndGet();
+                lastRefusedFullNanos = System.nanoTime();
+                return false;
+            }
+            if (claimed.compareAndSet(now, now + size)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Whether a request with a body of {@code bodyBytes} could be taken now: an early, cheap check before its body is
+     * read (the append checks again, atomically). A "no" counts as a refusal.
+     */
+    public boolean admits(long bodyBytes) {
+        long now = claimed.get();
+        if (now + RecordCodec.MIN_ENTRY_BYTES + Math.max(bodyBytes, 0) > maxBytes) {
+            refusedFull.incrementAndGet();
+            lastRefusedFullNanos = System.nanoTime();
+            return false;
+        }
+        return true;
+    }
+
+    /** The bound, in stored bytes. */
+    public long maxBytes() {
+        return maxBytes;
+    }
+
+    /** Entries taken since start. */
+    public long accepted() {
+        return accepted.get();
+    }
+
+    /** Requests refused since start because they would not fit. */
+    public long refusedFull() {
+        return refusedFull.get();
+    }
+
+    /** Whether a request was refused for lack of space within {@code window}. */
+    public boolean refusedFullWithin(Duration window) {
+        long last = lastRefusedFullNanos;
+        return last != Long.MIN_VALUE && System.nanoTime() - last <= window.toNanos();
     }
 
     /**
@@ -269,6 +357,7 @@ public final class Spool implements Closeable {
             if (segment.markDone(handout.index())) {
                 entries.decrementAndGet();
                 bytes.addAndGet(-segment.size(handout.index()));
+                claimed.addAndGet(-segment.size(handout.index()));
             }
             if (segment.finished()) {
                 segments.remove(segment.firstSeq);
@@ -382,6 +471,7 @@ public final class Spool implements Closeable {
                     active.add(entry);
                     entries.incrementAndGet();
                     bytes.addAndGet(entry.size());
+                    accepted.incrementAndGet();
                 }
                 entryAdded.signalAll();
             } finally {
@@ -389,12 +479,18 @@ public final class Spool implements Closeable {
             }
             for (int i = 0; i < batch.size(); i++) {
                 SegmentWriter.Written entry = written.get(i);
+                // The reservation was computed without encoding: should it ever differ, the stored size wins.
+                long misestimate = entry.size() - batch.get(i).reserved();
+                if (misestimate != 0) {
+                    claimed.addAndGet(misestimate);
+                }
                 batch.get(i).receipt().complete(new SpoolReceipt(entry.seq(), entry.size()));
             }
         } catch (IOException | RuntimeException e) {
             SpoolWriteException failure = new SpoolWriteException("spool write failed: " + e.getMessage(), e);
             LOG.error("spool write of {} entries failed: {}", batch.size(), e.toString());
             for (PendingAppend pending : batch) {
+                claimed.addAndGet(-pending.reserved());
                 pending.receipt().completeExceptionally(failure);
             }
         }

@@ -38,8 +38,8 @@ class DeliveryTest {
 
     /** Short backoff and a 1 s read timeout, so waits and timeouts happen within a test's patience. */
     static final RelayApplication.Tuning FAST = new RelayApplication.Tuning(
-            new Backoff(Duration.ofMillis(100), Duration.ofSeconds(1), Math::random),
-            Map.of("camel.component.http.so-timeout", "1000", "camel.component.http.response-timeout", "1000"));
+            new Backoff(Duration.ofMillis(100), Duration.ofSeconds(1), Math::random), Duration.ofSeconds(5),
+            Duration.ofSeconds(30), Map.of("camel.component.http.so-timeout", "1000", "camel.component.http.response-timeout", "1000"));
     static final Duration PATIENCE = Duration.ofSeconds(20);
     static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 

@@ -62,6 +62,8 @@ public final class TestUpstream implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
     private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final List<Received> probes = new CopyOnWriteArrayList<>();
+    private volatile int readyStatus = 200;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private volatile Function<Received, Answer> behaviour = r -> Answer.ok();
@@ -98,6 +100,12 @@ public final class TestUpstream implements AutoCloseable {
             byte[] body = exchange.getRequestBody().readAllBytes();
             Received request = new Received(Instant.now(), exchange.getRequestMethod(),
                     exchange.getRequestURI().toString(), Map.copyOf(exchange.getRequestHeaders()), body);
+            if (request.method().equals("GET") && request.uri().equals("/readyz")) {
+                // The relay's readiness probe: kept apart from the requests it delivers.
+                probes.add(request);
+                exchange.sendResponseHeaders(readyStatus, -1);
+                return;
+            }
             received.add(request);
             Answer answer = behaviour.apply(request);
             if (!answer.delay().isZero()) {
@@ -115,8 +123,20 @@ public final class TestUpstream implements AutoCloseable {
         }
     }
 
+    /** The requests the relay delivered (or tried to), in arrival order; probes are not among them. */
     public List<Received> received() {
         return List.copyOf(received);
+    }
+
+    /** The readiness probes ({@code GET /readyz}) it was asked. */
+    public List<Received> probes() {
+        return List.copyOf(probes);
+    }
+
+    /** What its {@code /readyz} answers (200 unless told otherwise). */
+    public TestUpstream readyStatus(int status) {
+        readyStatus = status;
+        return this;
     }
 
     public int maxConcurrentRequests() {

@@ -1,0 +1,26 @@
+package dev.mcpd.observability;
+
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/** {@code GET /metrics}: the Prometheus text exposition of every meter. */
+public final class MetricsScrape implements Processor {
+
+    private final PrometheusMeterRegistry registry;
+
+    public MetricsScrape(PrometheusMeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+        answer.setBody(registry.scrape().getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,78 @@
+package dev.mcpd.observability;
+
+import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.Spool;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The relay's meters (SPEC §7), read at scrape time from where the facts live — the spool, the upstream board, the
+ * dead letters — so there is no second count to drift: every meter is a function of them. Names are Micrometer's
+ * dotted form of the SPEC names ({@code mcpd.relay.accepted} is exported as {@code mcpd_relay_accepted_total}).
+ * Upstreams are labelled by URL without userinfo, so no secret reaches a label.
+ */
+public final class RelayMetrics {
+
+    private RelayMetrics() {
+    }
+
+    public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters) {
+        long startedNanos = System.nanoTime();
+        FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
+                .description("Requests written to the spool").register(registry);
+        FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
+                .description("Requests refused with 503 because the spool was full").register(registry);
+        FunctionCounter.builder("mcpd.relay.failovers", board, UpstreamBoard::failovers)
+                .description("Requests delivered to an upstream other than the first").register(registry);
+        FunctionCounter.builder("mcpd.relay.dead.letter", deadLetters, DeadLetters::keptSinceStart)
+                .description("Requests an upstream refused permanently, moved to dead/").register(registry);
+        Gauge.builder("mcpd.relay.spool.entries", spool, Spool::entries)
+                .description("Requests waiting in the spool (not yet delivered, including those being sent)")
+                .register(registry);
+        Gauge.builder("mcpd.relay.spool.bytes", spool, Spool::bytes)
+                .description("Bytes held in the spool").register(registry);
+        Gauge.builder("mcpd.relay.spool.oldest.seconds", spool, RelayMetrics::oldestAgeSeconds)
+                .description("Age of the oldest waiting request, or 0").register(registry);
+        Gauge.builder("mcpd.uptime.seconds", () -> (System.nanoTime() - startedNanos) / 1e9)
+                .description("Seconds since this process started").register(registry);
+        for (var upstream : board.upstreams()) {
+            Tags tags = Tags.of("upstream", upstream.label(), "order", Integer.toString(upstream.order()));
+            int index = upstream.order() - 1;
+            FunctionCounter.builder("mcpd.relay.delivered", board, viewOf(index, v -> v.delivered()))
+                    .description("Requests an upstream accepted").tags(tags).register(registry);
+            FunctionCounter.builder("mcpd.relay.failed.attempts", board, viewOf(index, v -> v.failedAttempts()))
+                    .description("Attempts an upstream did not accept").tags(tags).register(registry);
+            Gauge.builder("mcpd.relay.upstream.up", board, viewOf(index, v -> v.up() ? 1 : 0))
+                    .description("1 when the upstream answered in the last 30 seconds, else 0").tags(tags)
+                    .register(registry);
+        }
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+    }
+
+    private static ToDoubleFunction<UpstreamBoard> viewOf(int index,
+                                                          ToDoubleFunction<UpstreamBoard.View> value) {
+        return board -> value.applyAsDouble(board.views().get(index));
+    }
+
+    private static double oldestAgeSeconds(Spool spool) {
+        return spool.oldestReceivedAtMillis()
+                .map(received -> Math.max(0, System.currentTimeMillis() - received) / 1000.0).orElse(0.0);
+    }
+}

@@ -1,0 +1,64 @@
+package dev.mcpd.observability;
+
+import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.spool.Spool;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+/**
+ * {@code /readyz} of the relay (SPEC §6), one short line:
+ * <ul>
+ *   <li>{@code 503 unavailable: spool full …} while the spool turns requests away (one was refused for space within
+ *       the last {@link #FULL_MEMORY}, or it holds its bound);</li>
+ *   <li>{@code 503 unavailable: no upstream reachable and the spool is N% full} at 80% or more with no upstream up;</li>
+ *   <li>{@code 200 degraded: …} while no upstream answered its probe or took a delivery within the up window — the
+ *       relay still buffers, so a load balancer keeps sending to it;</li>
+ *   <li>{@code 200 ok} otherwise.</li>
+ * </ul>
+ */
+public final class RelayReadiness implements Supplier<ProbeAnswer.Verdict> {
+
+    /** A refusal for space keeps the relay unready this long: the Retry-After the senders were given. */
+    static final Duration FULL_MEMORY = Duration.ofSeconds(5);
+    static final double UNREADY_FILL = 0.8;
+
+    private final Spool spool;
+    private final UpstreamBoard board;
+
+    public RelayReadiness(Spool spool, UpstreamBoard board) {
+        this.spool = spool;
+        this.board = board;
+    }
+
+    @Override
+    public ProbeAnswer.Verdict get() {
+        long bytes = spool.bytes();
+        long max = spool.maxBytes();
+        if (bytes >= max || spool.refusedFullWithin(FULL_MEMORY)) {
+            return new ProbeAnswer.Verdict(503, "unavailable: spool full (" + bytes + " of " + max
+                    + " bytes); requests are refused with 503 until delivery frees space");
+        }
+        if (board.anyUp()) {
+            return new ProbeAnswer.Verdict(200, "ok");
+        }
+        long percent = Math.round(100.0 * bytes / max);
+        if (bytes >= UNREADY_FILL * max) {
+            return new ProbeAnswer.Verdict(503, "unavailable: no upstream reachable and the spool is " + percent
+                    + "% full");
+        }
+        return new ProbeAnswer.Verdict(200, "degraded: no upstream answered its probe or took a delivery in the last "
+                + board.upWindow().toSeconds() + " s (" + upstreamStates() + "); buffering, spool " + percent
+                + "% full");
+    }
+
+    private String upstreamStates() {
+        return board.views().stream().map(v -> v.upstream().label() + " " + v.state()
+                        + v.waitingUntil().map(until -> " until " + until.truncatedTo(ChronoUnit.SECONDS)
+                                + v.waitCause().map(c -> " after " + c).orElse("")).orElse("")
+                        + v.lastUp().map(t -> ", last up " + t.truncatedTo(ChronoUnit.SECONDS))
+                                .orElse(", never up"))
+                .collect(Collectors.joining("; "));
+    }
+}

@@ -1,0 +1,78 @@
+package dev.mcpd.observability;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mcpd.delivery.DeliveryWorkers;
+import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.Spool;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/**
+ * {@code GET /relay/status} (SPEC §10, first bullet): what the relay is doing, as JSON — every upstream's state
+ * ({@code up}, {@code waiting} until when and why, {@code down}), its last status and latency, consecutive failures
+ * and counts; the spool (entries, bytes, bound, oldest age, dead letters); the delivery workers. No key appears.
+ */
+public final class RelayStatus implements Processor {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Spool spool;
+    private final UpstreamBoard board;
+    private final DeadLetters deadLetters;
+    private final DeliveryWorkers workers;
+
+    public RelayStatus(Spool spool, UpstreamBoard board, DeadLetters deadLetters, DeliveryWorkers workers) {
+        this.spool = spool;
+        this.board = board;
+        this.deadLetters = deadLetters;
+        this.workers = workers;
+    }
+
+    @Override
+    public void process(Exchange exchange) throws JsonProcessingException {
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+        answer.setBody(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(snapshot()));
+    }
+
+    ObjectNode snapshot() {
+        ObjectNode root = JSON.createObjectNode();
+        ArrayNode upstreams = root.putArray("upstreams");
+        for (UpstreamBoard.View view : board.views()) {
+            ObjectNode upstream = upstreams.addObject();
+            upstream.put("url", view.upstream().label());
+            upstream.put("order", view.upstream().order());
+            upstream.put("state", view.state());
+            view.waitingUntil().ifPresent(until -> upstream.put("waitingUntil", until.toString()));
+            view.waitCause().ifPresent(cause -> upstream.put("waitingBecause", cause));
+            view.lastStatus().ifPresent(status -> upstream.put("lastStatus", status));
+            view.lastLatency().ifPresent(latency -> upstream.put("lastLatencyMs", latency.toMillis()));
+            view.lastUp().ifPresent(up -> upstream.put("lastUp", up.toString()));
+            upstream.put("consecutiveFailures", view.consecutiveFailures());
+            upstream.put("delivered", view.delivered());
+            upstream.put("failedAttempts", view.failedAttempts());
+        }
+        ObjectNode spoolNode = root.putObject("spool");
+        spoolNode.put("directory", spool.directory().toString());
+        spoolNode.put("entries", spool.entries());
+        spoolNode.put("bytes", spool.bytes());
+        spoolNode.put("maxBytes", spool.maxBytes());
+        spoolNode.put("oldestSeconds", spool.oldestReceivedAtMillis()
+                .map(received -> Math.max(0, System.currentTimeMillis() - received) / 1000).orElse(0L));
+        spoolNode.put("deadLetters", deadLetters.count());
+        spoolNode.put("accepted", spool.accepted());
+        spoolNode.put("refusedFull", spool.refusedFull());
+        ObjectNode workersNode = root.putObject("workers");
+        workersNode.put("total", workers.total());
+        workersNode.put("busy", workers.busy());
+        workersNode.put("idle", workers.total() - workers.busy());
+        return root;
+    }
+}
