@@ -1,0 +1,167 @@
+package dev.mcpd.relay;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SPEC §7: every relay metric, with its type and labels, moving when its event happens. */
+class MetricsTest {
+
+    static final RelayApplication.Tuning QUICK = DeliveryTest.FAST
+            .withProbes(Duration.ofMillis(200), Duration.ofSeconds(30));
+    static final Duration PATIENCE = Duration.ofSeconds(20);
+    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path dir;
+
+    private RunningRelay relay(Map<String, String> extra, TestUpstream... upstreams) {
+        Map<String, String> environment = new HashMap<>(extra);
+        environment.put("MCPD_UPSTREAMS", Stream.of(upstreams).map(u -> u.url().toString())
+                .collect(Collectors.joining(",")));
+        return RunningRelay.start(dir, environment, QUICK);
+    }
+
+    private static Scrape scrape(RunningRelay relay) throws Exception {
+        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, answer.statusCode());
+        assertTrue(answer.headers().firstValue("content-type").orElseThrow().startsWith("text/plain"));
+        return Scrape.of(answer.body());
+    }
+
+    private static int post(RunningRelay relay, int bodyBytes) throws Exception {
+        byte[] body = (UUID.randomUUID() + "x".repeat(Math.max(0, bodyBytes - 36))).getBytes(StandardCharsets.UTF_8);
+        return http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    @Test
+    void everySpecMetricIsExportedWithItsTypeLabelsAndHelp() throws Exception {
+        try (TestUpstream primary = TestUpstream.start(); TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = relay(Map.of(), primary, secondary)) {
+            post(relay, 100);
+            await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+            Scrape scrape = scrape(relay);
+            Map<String, String> expected = Map.ofEntries(
+                    Map.entry("mcpd_relay_accepted_total", "counter"),
+                    Map.entry("mcpd_relay_refused_full_total", "counter"),
+                    Map.entry("mcpd_relay_failovers_total", "counter"),
+                    Map.entry("mcpd_relay_dead_letter_total", "counter"),
+                    Map.entry("mcpd_relay_spool_entries", "gauge"),
+                    Map.entry("mcpd_relay_spool_bytes", "gauge"),
+                    Map.entry("mcpd_relay_spool_oldest_seconds", "gauge"),
+                    Map.entry("mcpd_relay_delivered_total", "counter"),
+                    Map.entry("mcpd_relay_failed_attempts_total", "counter"),
+                    Map.entry("mcpd_relay_upstream_up", "gauge"),
+                    Map.entry("mcpd_uptime_seconds", "gauge"));
+            expected.forEach((name, type) -> {
+                assertEquals(type, scrape.types().get(name), name + " has type " + type);
+                assertTrue(scrape.helps().getOrDefault(name, "").length() > 10, name + " has a HELP text");
+            });
+            for (String family : List.of("mcpd_relay_delivered_total", "mcpd_relay_failed_attempts_total",
+                    "mcpd_relay_upstream_up")) {
+                assertTrue(scrape.value(Scrape.upstreamSample(family, 1, primary.url().toString())).isPresent(), family);
+                assertTrue(scrape.value(Scrape.upstreamSample(family, 2, secondary.url().toString())).isPresent(),
+                        family);
+            }
+            assertEquals(1.0, scrape.value("mcpd_relay_accepted_total").orElseThrow());
+            assertEquals(1.0, scrape.value(Scrape.upstreamSample("mcpd_relay_delivered_total", 1,
+                    primary.url().toString())).orElseThrow());
+            assertTrue(scrape.value("mcpd_uptime_seconds").orElseThrow() > 0);
+            assertTrue(scrape.text().contains("jvm_memory_used_bytes"), "JVM metrics from Micrometer's binders");
+            assertTrue(scrape.text().contains("process_cpu_usage"), "process metrics");
+        }
+    }
+
+    @Test
+    void failoverAndFailedAttemptCountersMoveWhenThePrimaryFails() throws Exception {
+        try (TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503)
+                     .withHeader("Retry-After", "60"));
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = relay(Map.of(), primary, secondary)) {
+            post(relay, 100);
+            await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);
+            await().atMost(PATIENCE).until(() -> scrape(relay).value("mcpd_relay_failovers_total").orElse(0) == 1);
+            Scrape scrape = scrape(relay);
+            assertEquals(1.0, scrape.value(Scrape.upstreamSample("mcpd_relay_failed_attempts_total", 1,
+                    primary.url().toString())).orElseThrow());
+            assertEquals(1.0, scrape.value(Scrape.upstreamSample("mcpd_relay_delivered_total", 2,
+                    secondary.url().toString())).orElseThrow());
+        }
+    }
+
+    @Test
+    void theDeadLetterCounterMovesWhenAnUpstreamRefusesForGood() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(400));
+             RunningRelay relay = relay(Map.of(), upstream)) {
+            post(relay, 100);
+            await().atMost(PATIENCE).until(() -> scrape(relay).value("mcpd_relay_dead_letter_total").orElse(0) == 1);
+        }
+    }
+
+    @Test
+    void theRefusedFullCounterMovesWhenTheSpoolTurnsARequestAway() throws Exception {
+        TestUpstream down = TestUpstream.start();
+        down.close();
+        try (RunningRelay relay = relay(Map.of("MCPD_SPOOL_MAX_BYTES", "2KiB"), down)) {
+            int status;
+            do {
+                status = post(relay, 300);
+            } while (status == 202);
+            assertEquals(503, status);
+            Scrape scrape = scrape(relay);
+            assertEquals(1.0, scrape.value("mcpd_relay_refused_full_total").orElseThrow());
+            assertEquals(scrape.value("mcpd_relay_spool_entries").orElseThrow(),
+                    scrape.value("mcpd_relay_accepted_total").orElseThrow());
+        }
+    }
+
+    @Test
+    void theUpGaugeIsOneForAnAnsweringUpstreamAndZeroForAnotherOne() throws Exception {
+        TestUpstream down = TestUpstream.start();
+        down.close();
+        try (TestUpstream up = TestUpstream.start(); RunningRelay relay = relay(Map.of(), up, down)) {
+            await().atMost(PATIENCE).until(() -> scrape(relay).value(Scrape.upstreamSample(
+                    "mcpd_relay_upstream_up", 1, up.url().toString())).orElse(0) == 1);
+            assertEquals(0.0, scrape(relay).value(Scrape.upstreamSample("mcpd_relay_upstream_up", 2,
+                    down.url().toString())).orElseThrow());
+        }
+    }
+
+    @Test
+    void spoolGaugesMatchTheSpoolAfterARestart() throws Exception {
+        TestUpstream down = TestUpstream.start();
+        down.close();
+        long bytes;
+        try (RunningRelay relay = relay(Map.of(), down)) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals(202, post(relay, 200));
+            }
+            bytes = relay.application().spool().bytes();
+            assertEquals((double) bytes, scrape(relay).value("mcpd_relay_spool_bytes").orElseThrow());
+        }
+        try (RunningRelay relay = relay(Map.of(), down)) {
+            Scrape scrape = scrape(relay);
+            assertEquals(3.0, scrape.value("mcpd_relay_spool_entries").orElseThrow());
+            assertEquals((double) bytes, scrape.value("mcpd_relay_spool_bytes").orElseThrow());
+            assertTrue(scrape.value("mcpd_relay_spool_oldest_seconds").orElseThrow() > 0, "age of the oldest");
+            assertEquals(0.0, scrape.value("mcpd_relay_accepted_total").orElseThrow(), "a counter starts at zero");
+        }
+    }
+}

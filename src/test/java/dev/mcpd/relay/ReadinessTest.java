@@ -1,0 +1,110 @@
+package dev.mcpd.relay;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SPEC §6: /healthz always answers; /readyz says ok, degraded (still buffering) or unavailable. */
+class ReadinessTest {
+
+    /** Probes every 200 ms and a 1 s up window, so states change within a test's patience. */
+    static final RelayApplication.Tuning QUICK_PROBES = RelayApplication.Tuning.standard()
+            .withProbes(Duration.ofMillis(200), Duration.ofSeconds(1));
+    static final Duration PATIENCE = Duration.ofSeconds(20);
+    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path dir;
+
+    private RunningRelay relay(TestUpstream upstream, Map<String, String> extra) {
+        Map<String, String> environment = new java.util.HashMap<>(extra);
+        environment.put("MCPD_UPSTREAMS", upstream.url().toString());
+        return RunningRelay.start(dir, environment, QUICK_PROBES);
+    }
+
+    private static HttpResponse<String> get(RunningRelay relay, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(relay.uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static int post(RunningRelay relay, int bodyBytes) throws Exception {
+        return http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[bodyBytes])).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    @Test
+    void readyzIsOkWhileAnUpstreamAnswersItsProbe() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start(); RunningRelay relay = relay(upstream, Map.of())) {
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().equals("ok\n"));
+            assertEquals(200, get(relay, "/readyz").statusCode());
+            assertEquals(200, get(relay, "/healthz").statusCode());
+        }
+    }
+
+    @Test
+    void readyzTurnsDegradedWhenNoUpstreamAnsweredWithinTheWindowAndStays200() throws Exception {
+        TestUpstream upstream = TestUpstream.start();
+        try (RunningRelay relay = relay(upstream, Map.of())) {
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().equals("ok\n"));
+            upstream.close();
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().startsWith("degraded: "));
+            HttpResponse<String> degraded = get(relay, "/readyz");
+            assertEquals(200, degraded.statusCode(), "a buffering relay keeps its traffic");
+            assertTrue(degraded.body().contains(upstream.url().toString() + " down"), degraded.body());
+            assertEquals(1, degraded.body().strip().lines().count(), "one line");
+            assertEquals(202, post(relay, 100), "and it still takes requests");
+            assertEquals(200, get(relay, "/healthz").statusCode());
+        }
+    }
+
+    @Test
+    void anUpstreamWhoseReadyzAnswers503IsNotUp() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().readyStatus(503);
+             RunningRelay relay = relay(upstream, Map.of())) {
+            await().atMost(PATIENCE).until(() -> upstream.probes().size() >= 2);
+            assertTrue(get(relay, "/readyz").body().startsWith("degraded: "));
+        }
+    }
+
+    @Test
+    void readyzIs503WithNoUpstreamAndTheSpoolAtLeast80PercentFull() throws Exception {
+        TestUpstream upstream = TestUpstream.start();
+        upstream.close();
+        try (RunningRelay relay = relay(upstream, Map.of("MCPD_SPOOL_MAX_BYTES", "10KiB"))) {
+            while (relay.application().spool().bytes() < 8 * 1024) {
+                assertEquals(202, post(relay, 500));
+            }
+            assertTrue(relay.application().spool().bytes() <= 10 * 1024);
+            HttpResponse<String> answer = get(relay, "/readyz");
+            assertEquals(503, answer.statusCode(), answer.body());
+            assertTrue(answer.body().startsWith("unavailable: no upstream reachable and the spool is "),
+                    answer.body());
+        }
+    }
+
+    @Test
+    void readyzIs503WhileTheSpoolIsFullEvenWithAnUpstreamUp() throws Exception {
+        // The upstream is up (its probe answers) but refuses every delivery, so the spool fills.
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
+             RunningRelay relay = relay(upstream, Map.of("MCPD_SPOOL_MAX_BYTES", "4KiB"))) {
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().equals("ok\n"));
+            int status;
+            do {
+                status = post(relay, 500);
+            } while (status == 202);
+            assertEquals(503, status);
+            HttpResponse<String> answer = get(relay, "/readyz");
+            assertEquals(503, answer.statusCode());
+            assertTrue(answer.body().startsWith("unavailable: spool full"), answer.body());
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.mcpd.relay;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SPEC §10, first bullet: GET /relay/status shows every upstream's state, the spool and the workers. */
+class RelayStatusTest {
+
+    static final Duration PATIENCE = Duration.ofSeconds(20);
+    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path dir;
+
+    private static JsonNode status(RunningRelay relay) throws Exception {
+        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/relay/status")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, answer.statusCode());
+        assertEquals("application/json", answer.headers().firstValue("content-type").orElseThrow());
+        return new ObjectMapper().readTree(answer.body());
+    }
+
+    @Test
+    void aWaitingUpstreamIsShownWithItsRetryAfterAndWhy() throws Exception {
+        try (TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503)
+                     .withHeader("Retry-After", "120"));
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS",
+                     primary.url() + "," + secondary.url()), DeliveryTest.FAST)) {
+            Instant before = Instant.now();
+            http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString("{}"))
+                    .build(), HttpResponse.BodyHandlers.discarding());
+            await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);
+            JsonNode first = status(relay).get("upstreams").get(0);
+            assertEquals(primary.url().toString(), first.get("url").asText());
+            assertEquals(1, first.get("order").asInt());
+            assertEquals("waiting", first.get("state").asText());
+            Instant until = Instant.parse(first.get("waitingUntil").asText());
+            assertTrue(!until.isBefore(before.plusSeconds(119)) && !until.isAfter(Instant.now().plusSeconds(121)),
+                    "waits the 120 s it asked for: " + until);
+            assertEquals("503", first.get("waitingBecause").asText());
+            assertEquals(503, first.get("lastStatus").asInt());
+            assertEquals(1, first.get("consecutiveFailures").asInt());
+            assertEquals(1, first.get("failedAttempts").asInt());
+            assertTrue(first.get("lastLatencyMs").asLong() >= 0);
+            JsonNode second = status(relay).get("upstreams").get(1);
+            assertEquals("up", second.get("state").asText());
+            assertEquals(1, second.get("delivered").asInt());
+        }
+    }
+
+    @Test
+    void theSpoolAndTheWorkersAreShown() throws Exception {
+        TestUpstream down = TestUpstream.start();
+        down.close();
+        try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", down.url().toString(),
+                "MCPD_SPOOL_MAX_BYTES", "1MiB", "MCPD_WORKERS", "3"), DeliveryTest.FAST)) {
+            for (int i = 0; i < 2; i++) {
+                http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"n\":" + i + "}")).build(), HttpResponse.BodyHandlers.discarding());
+            }
+            JsonNode status = status(relay);
+            JsonNode spool = status.get("spool");
+            assertEquals(2, spool.get("entries").asInt());
+            assertEquals(relay.application().spool().bytes(), spool.get("bytes").asLong());
+            assertEquals(1024 * 1024, spool.get("maxBytes").asLong());
+            assertEquals(0, spool.get("deadLetters").asInt());
+            assertTrue(spool.get("oldestSeconds").asLong() >= 0);
+            assertEquals(relay.spoolDir().toString(), spool.get("directory").asText());
+            JsonNode workers = status.get("workers");
+            assertEquals(3, workers.get("total").asInt());
+            assertEquals(workers.get("total").asInt(), workers.get("busy").asInt() + workers.get("idle").asInt());
+            String state = status.get("upstreams").get(0).get("state").asText();
+            assertTrue(state.equals("waiting") || state.equals("down"), "an unreachable upstream is not up: " + state);
+        }
+    }
+}
