@@ -233,8 +233,8 @@ public final class Spool implements Closeable {
      * read (the append checks again, atomically). A "no" counts as a refusal.
      */
     public boolean admits(long bodyBytes) {
-        long now = claimed.get();
-        if (now + RecordCodec.MIN_ENTRY_BYTES + Math.max(bodyBytes, 0) > maxBytes) {
+        long room = maxBytes - claimed.get() - RecordCodec.MIN_ENTRY_BYTES; // subtracted: a huge body cannot overflow
+        if (Math.max(bodyBytes, 0) > room) {
             refusedFull.incrementAndGet();
             lastRefusedFullNanos = System.nanoTime();
             return false;

@@ -1,0 +1,173 @@
+package dev.mcpd.ingest;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.observability.MetricsScrape;
+import dev.mcpd.observability.ProbeAnswer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.VertxOptions;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.apache.camel.main.BaseMainSupport;
+import org.apache.camel.main.Main;
+import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.support.service.ServiceSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the relay and the collector share (SPEC §9: "same listener, probes, key check, body limit and timeout"): one
+ * Camel Main on {@code --listen}, the routes under {@code routes/common/} (probes, metrics, ingest refusals) plus the
+ * role's own folder, and the beans those routes use. A role binds its own beans, gives its readiness and its meters,
+ * and starts it.
+ */
+public final class IngestServer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(IngestServer.class);
+
+    /**
+     * Vert.x worker threads. platform-http runs each exchange on one, and an ingest exchange holds it while its body
+     * arrives and while it is made durable: enough threads keep many concurrent senders in one group commit.
+     */
+    static final int HTTP_WORKER_THREADS = 200;
+
+    private final String role;
+    private final McpdConfig config;
+    private final Main main = new Main();
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    private IngestServer(String role, McpdConfig config) {
+        this.role = role;
+        this.config = config;
+        main.configure().withRoutesIncludePattern(
+                "classpath:routes/common/*.camel.yaml,classpath:routes/" + role + "/*.camel.yaml");
+        main.addOverrideProperty("camel.server.host", config.listen().host());
+        main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
+        main.bind("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
+        main.bind("answerHeaders", new AnswerHeaderPolicy());
+        main.bind("ingestTargetCheck", new IngestTargetCheck());
+        main.bind("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
+        main.bind("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout()));
+        main.bind("refusalAnswer", new RefusalAnswer());
+        main.bind("liveness", ProbeAnswer.liveness());
+        main.addMainListener(new MainListenerSupport() {
+            @Override
+            public void afterConfigure(BaseMainSupport configured) {
+                // Resources (the spool, the store) close with the Camel context, after the routes stopped: within a
+                // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
+                try {
+                    configured.getCamelContext().addService(new ResourceCloser());
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot tie resources to the Camel context", e);
+                }
+            }
+        });
+    }
+
+    /** A server for a role whose routes live in {@code routes/<role>/}. */
+    public static IngestServer forRole(String role, McpdConfig config) {
+        return new IngestServer(role, config);
+    }
+
+    /** Makes a bean available to the routes under its name. */
+    public IngestServer bind(String name, Object bean) {
+        main.bind(name, bean);
+        return this;
+    }
+
+    /** Sets a property the routes read as {@code {{key}}} (or a Camel setting). */
+    public IngestServer property(String key, String value) {
+        main.addOverrideProperty(key, value);
+        return this;
+    }
+
+    /** What {@code /readyz} answers. */
+    public IngestServer readiness(Supplier<ProbeAnswer.Verdict> readiness) {
+        return bind("readiness", new ProbeAnswer(readiness));
+    }
+
+    /** The registry {@code /metrics} exposes. */
+    public IngestServer metrics(PrometheusMeterRegistry registry) {
+        return bind("metricsScrape", new MetricsScrape(registry));
+    }
+
+    /** Closes the resource when the server stops, after its routes (or when it fails to start). */
+    public IngestServer closeWith(AutoCloseable resource) {
+        resources.add(resource);
+        return this;
+    }
+
+    /** Starts and returns once the port answers; on any failure everything is closed again. */
+    public Main start() {
+        try {
+            ListenerCheck.ensureFree(config.listen());
+        } catch (IOException e) {
+            closeResources();
+            throw new StartFailure(e.getMessage(), e);
+        }
+        try {
+            main.start();
+            ListenerCheck.ensureListening(config.listen());
+        } catch (Exception e) {
+            main.stop();
+            closeResources();
+            throw new StartFailure("cannot start the " + role + " on " + config.listen() + ": " + rootMessage(e), e);
+        }
+        return main;
+    }
+
+    /** Runs a started server in the foreground until SIGTERM or SIGINT; returns the process exit status. */
+    public static int runUntilStopped(Main main, String role) {
+        try {
+            main.run();
+            return main.getExitCode();
+        } catch (Exception e) {
+            System.err.println("mcpd: " + role + " stopped: " + rootMessage(e));
+            return 1;
+        }
+    }
+
+    private void closeResources() {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                LOG.warn("closing {} failed: {}", resources.get(i), e.toString());
+            }
+        }
+        resources.clear();
+    }
+
+    private final class ResourceCloser extends ServiceSupport {
+        @Override
+        protected void doStop() {
+            closeResources();
+        }
+    }
+
+    /** The server could not start; the message is one line for the operator. */
+    public static final class StartFailure extends RuntimeException {
+        public StartFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * The innermost cause's message on one line. A YAML route error spans several lines (message, "in file …, line N",
+     * the offending text, a caret): the first two say what and where.
+     */
+    static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        if (root.getMessage() == null) {
+            return root.getClass().getSimpleName();
+        }
+        String oneLine = root.getMessage().lines().map(String::strip).filter(l -> !l.isEmpty()).limit(2)
+                .collect(Collectors.joining(" "));
+        return oneLine.endsWith(":") ? oneLine.substring(0, oneLine.length() - 1) : oneLine;
+    }
+}
