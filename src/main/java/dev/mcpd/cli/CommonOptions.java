@@ -59,6 +59,11 @@ final class CommonOptions {
             description = "Delivery workers. Env MCPD_WORKERS; default 4.")
     String workers;
 
+    @Option(names = "--quota-per-minute", paramLabel = "N",
+            description = "Collector: ingest requests taken per minute by this replica; past it, 429."
+                    + " Env MCPD_QUOTA_PER_MINUTE; default 0 (no quota).")
+    String quotaPerMinute;
+
     /**
      * The flags given before the command and after it, in that order: a single-valued flag after the
      * command beats the same flag before it, and {@code --upstream} flags add up in the order written.
@@ -76,6 +81,7 @@ final class CommonOptions {
             add(flags, McpdConfig.Option.MAX_BODY_BYTES, given.maxBodyBytes);
             add(flags, McpdConfig.Option.REQUEST_TIMEOUT_SECONDS, given.requestTimeoutSeconds);
             add(flags, McpdConfig.Option.WORKERS, given.workers);
+            add(flags, McpdConfig.Option.QUOTA_PER_MINUTE, given.quotaPerMinute);
         }
         return flags;
     }

@@ -1,5 +1,6 @@
 package dev.mcpd.cli;
 
+import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.relay.RelayApplication;
 import java.io.OutputStreamWriter;
@@ -23,10 +24,10 @@ import picocli.CommandLine.Spec;
  * against any environment and read what it prints.
  */
 @Command(name = "mcpd", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
-        subcommands = {RelayCommand.class, ConfigCommand.class},
+        subcommands = {RelayCommand.class, ServeCommand.class, ConfigCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = "mcpd [OPTIONS] COMMAND [OPTIONS]",
-        description = {"Durable ingest relay for telemetry.", "Options may stand before or after the command."},
+        description = {"Durable ingest relay for telemetry, and the collector it delivers to.", "Options may stand before or after the command."},
         footer = "Every option also reads MCPD_<NAME> (e.g. MCPD_SPOOL_DIR); a flag beats the variable.")
 public final class Mcpd implements Callable<Integer> {
     static final String VERSION = "0.1.0";
@@ -45,10 +46,12 @@ public final class Mcpd implements Callable<Integer> {
 
     private final Map<String, String> environment;
     private final ToIntFunction<McpdConfig> relay;
+    private final ToIntFunction<McpdConfig> serve;
 
-    private Mcpd(Map<String, String> environment, ToIntFunction<McpdConfig> relay) {
+    private Mcpd(Map<String, String> environment, ToIntFunction<McpdConfig> relay, ToIntFunction<McpdConfig> serve) {
         this.environment = Map.copyOf(environment);
         this.relay = relay;
+        this.serve = serve;
     }
 
     public static void main(String[] args) {
@@ -62,15 +65,22 @@ public final class Mcpd implements Callable<Integer> {
 
     /** Runs a command line against the given environment and writers; returns the exit status. */
     public static int execute(Map<String, String> environment, PrintWriter out, PrintWriter err, String... args) {
-        // A lambda, not a method reference: the relay's classes (Camel and all) load only when it runs.
-        return execute(environment, out, err, config -> RelayApplication.run(config), args);
+        // Lambdas, not method references: a role's classes (Camel and all) load only when it runs.
+        return execute(environment, out, err, config -> RelayApplication.run(config),
+                config -> CollectorApplication.run(config), args);
     }
 
     /** As {@link #execute(Map, PrintWriter, PrintWriter, String...)}, with {@code relay} standing in for the relay. */
     static int execute(Map<String, String> environment, PrintWriter out, PrintWriter err,
                        ToIntFunction<McpdConfig> relay, String... args) {
+        return execute(environment, out, err, relay, config -> CollectorApplication.run(config), args);
+    }
+
+    /** With stand-ins for both roles. */
+    static int execute(Map<String, String> environment, PrintWriter out, PrintWriter err,
+                       ToIntFunction<McpdConfig> relay, ToIntFunction<McpdConfig> serve, String... args) {
         OneLineErrors errors = new OneLineErrors();
-        CommandLine commandLine = new CommandLine(new Mcpd(environment, relay))
+        CommandLine commandLine = new CommandLine(new Mcpd(environment, relay, serve))
                 .setOut(out)
                 .setErr(err)
                 // "--data a --data b" means b, as in most tools, not an error.
@@ -91,7 +101,7 @@ public final class Mcpd implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("mcpd: name a command: relay or config (see 'mcpd --help')");
+        err.println("mcpd: name a command: relay, serve or config (see 'mcpd --help')");
         err.flush();
         return EXIT_USAGE;
     }
@@ -102,6 +112,10 @@ public final class Mcpd implements Callable<Integer> {
 
     int runRelay(McpdConfig config) {
         return relay.applyAsInt(config);
+    }
+
+    int runServe(McpdConfig config) {
+        return serve.applyAsInt(config);
     }
 
     private static PrintWriter writer(PrintStream stream) {

@@ -2,6 +2,7 @@ package dev.mcpd.cli;
 
 import dev.mcpd.config.ConfigException;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import picocli.CommandLine;
@@ -51,7 +52,10 @@ final class OneLineErrors implements IParameterExceptionHandler, IExecutionExcep
         if (commands.isEmpty()) {
             return Optional.of("unexpected argument '" + word + "'");
         }
-        return Optional.of("unknown command '" + word + "': use " + String.join(" or ", commands));
+        List<String> names = List.copyOf(commands);
+        String choices = names.size() == 1 ? names.get(0)
+                : String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.get(names.size() - 1);
+        return Optional.of("unknown command '" + word + "': use " + choices);
     }
 
     private static void print(CommandLine command, String line) {

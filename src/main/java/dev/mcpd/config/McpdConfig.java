@@ -36,6 +36,8 @@ import java.util.stream.Collectors;
  * @param maxBodyBytes   larger request bodies get 413 ({@code --max-body-bytes})
  * @param requestTimeout a request not fully read in time gets 408 ({@code --request-timeout-seconds})
  * @param workers        delivery workers ({@code --workers})
+ * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
+ *                       ({@code --quota-per-minute})
  */
 public record McpdConfig(
         ListenAddress listen,
@@ -47,7 +49,8 @@ public record McpdConfig(
         long spoolMaxBytes,
         long maxBodyBytes,
         Duration requestTimeout,
-        int workers) {
+        int workers,
+        long quotaPerMinute) {
 
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("0.0.0.0", 4317);
     public static final String DEFAULT_DATA = "./data/mcpd.db";
@@ -76,7 +79,8 @@ public record McpdConfig(
         SPOOL_MAX_BYTES("--spool-max-bytes"),
         MAX_BODY_BYTES("--max-body-bytes"),
         REQUEST_TIMEOUT_SECONDS("--request-timeout-seconds"),
-        WORKERS("--workers");
+        WORKERS("--workers"),
+        QUOTA_PER_MINUTE("--quota-per-minute");
 
         private final String flag;
         private final String environmentVariable;
@@ -116,6 +120,7 @@ public record McpdConfig(
         check(Option.MAX_BODY_BYTES, () -> atLeastOneByte(maxBodyBytes));
         check(Option.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
         check(Option.WORKERS, () -> checkWorkers(workers));
+        check(Option.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
         upstreams = List.copyOf(upstreams);
     }
@@ -148,7 +153,8 @@ public record McpdConfig(
                 given.single(Option.REQUEST_TIMEOUT_SECONDS,
                                 text -> checkRequestTimeout(Duration.ofSeconds(wholeNumber(text))))
                         .orElse(DEFAULT_REQUEST_TIMEOUT),
-                given.single(Option.WORKERS, text -> checkWorkers(wholeNumber(text))).orElse(DEFAULT_WORKERS));
+                given.single(Option.WORKERS, text -> checkWorkers(wholeNumber(text))).orElse(DEFAULT_WORKERS),
+                given.single(Option.QUOTA_PER_MINUTE, text -> checkQuota(wholeNumber(text))).orElse(0L));
     }
 
     /** The configuration given by environment variables alone (no flags): handy for tests. */
@@ -191,9 +197,11 @@ public record McpdConfig(
         return List.of(
                 section("listen", listen + "; bodies up to " + ByteSize.format(maxBodyBytes)
                         + ", read within " + requestTimeout.toSeconds() + " s"),
-                section("ingest", ingestKey.isPresent()
+                section("ingest", (ingestKey.isPresent()
                         ? "sender key required (--ingest-key)"
-                        : "open: no sender key required"),
+                        : "open: no sender key required")
+                        + (quotaPerMinute > 0 ? "; collector quota " + quotaPerMinute + " requests/min per replica"
+                                : "")),
                 section("store", usesPostgres()
                         ? redact(data) + " (PostgreSQL)"
                         : data + " (embedded SQLite)"),
@@ -301,6 +309,14 @@ public record McpdConfig(
                     + MAX_REQUEST_TIMEOUT_SECONDS);
         }
         return timeout;
+    }
+
+    private static long checkQuota(long quota) {
+        if (quota < 0) {
+            throw new IllegalArgumentException(quota + " is not a quota: use a whole number of requests per minute,"
+                    + " or 0 for none");
+        }
+        return quota;
     }
 
     private static int checkWorkers(long workers) {

@@ -58,7 +58,7 @@ public final class IdempotencyKey implements Processor {
         return "relay-" + HexFormat.of().formatHex(sha256.digest());
     }
 
-    static boolean isValidSenderKey(String key) {
+    public static boolean isValidSenderKey(String key) {
         if (key.isEmpty() || key.length() > MAX_SENDER_KEY_LENGTH) {
             return false;
         }

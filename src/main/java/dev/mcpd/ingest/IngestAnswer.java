@@ -23,19 +23,26 @@ public final class IngestAnswer implements Processor {
         answer.removeHeaders("*");
         answer.setHeader("mcpd-relay", "spooled");
         if (IngestPaths.isOtlp(request.path())) {
-            answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
-            if (isJson(request.getHeader("Content-Type"))) {
-                answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-                answer.setBody(OTLP_JSON_BODY.getBytes(StandardCharsets.UTF_8));
-            } else {
-                // An empty Export*ServiceResponse: all its fields absent, zero bytes.
-                answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
-                answer.setBody(new byte[0]);
-            }
+            otlpPartialSuccess(answer, request.getHeader("Content-Type"));
         } else {
             answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 202);
             answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
             answer.setBody(NATIVE_BODY.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    /**
+     * The answer an OpenTelemetry exporter expects: 200 with an empty partial-success response, JSON when the request
+     * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes).
+     */
+    public static void otlpPartialSuccess(Message answer, String requestContentType) {
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        if (isJson(requestContentType)) {
+            answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+            answer.setBody(OTLP_JSON_BODY.getBytes(StandardCharsets.UTF_8));
+        } else {
+            answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
+            answer.setBody(new byte[0]);
         }
     }
 

@@ -32,6 +32,20 @@ public final class IngestRefusal extends RuntimeException {
         return new IngestRefusal(405, reason, Optional.empty(), true);
     }
 
+    public static IngestRefusal notFound(String reason) {
+        return new IngestRefusal(404, reason, Optional.empty(), true);
+    }
+
+    public static IngestRefusal unsupportedEncoding(String reason) {
+        return new IngestRefusal(415, reason, Optional.empty(), false);
+    }
+
+    /** Past a per-minute quota: come back when the minute is over (SPEC §8). */
+    public static IngestRefusal quotaExceeded(long quota, int secondsLeft) {
+        return new IngestRefusal(429, "quota of " + quota + " requests per minute reached; retry in " + secondsLeft
+                + " s", Optional.of(secondsLeft), true);
+    }
+
     public static IngestRefusal timedOut(long seconds) {
         return new IngestRefusal(408, "request body not received within " + seconds + " s", Optional.empty(), true);
     }

@@ -6,16 +6,16 @@ import org.apache.camel.Exchange;
 import org.apache.camel.component.platform.http.vertx.HttpMessage;
 
 /** The Vert.x request and response behind a platform-http exchange. */
-final class VertxExchange {
+public final class VertxExchange {
 
     private VertxExchange() {
     }
 
-    static HttpServerRequest request(Exchange exchange) {
+    public static HttpServerRequest request(Exchange exchange) {
         return httpMessage(exchange).getRequest();
     }
 
-    static HttpServerResponse response(Exchange exchange) {
+    public static HttpServerResponse response(Exchange exchange) {
         return httpMessage(exchange).getResponse();
     }
 

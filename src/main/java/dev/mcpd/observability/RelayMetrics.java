@@ -7,13 +7,6 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -28,7 +21,6 @@ public final class RelayMetrics {
     }
 
     public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters) {
-        long startedNanos = System.nanoTime();
         FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
                 .description("Requests written to the spool").register(registry);
         FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
@@ -44,8 +36,6 @@ public final class RelayMetrics {
                 .description("Bytes held in the spool").register(registry);
         Gauge.builder("mcpd.relay.spool.oldest.seconds", spool, RelayMetrics::oldestAgeSeconds)
                 .description("Age of the oldest waiting request, or 0").register(registry);
-        Gauge.builder("mcpd.uptime.seconds", () -> (System.nanoTime() - startedNanos) / 1e9)
-                .description("Seconds since this process started").register(registry);
         for (var upstream : board.upstreams()) {
             Tags tags = Tags.of("upstream", upstream.label(), "order", Integer.toString(upstream.order()));
             int index = upstream.order() - 1;
@@ -57,13 +47,7 @@ public final class RelayMetrics {
                     .description("1 when the upstream answered in the last 30 seconds, else 0").tags(tags)
                     .register(registry);
         }
-        new JvmMemoryMetrics().bindTo(registry);
-        new JvmGcMetrics().bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ClassLoaderMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new FileDescriptorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
+        ProcessMetrics.bind(registry);
     }
 
     private static ToDoubleFunction<UpstreamBoard> viewOf(int index,

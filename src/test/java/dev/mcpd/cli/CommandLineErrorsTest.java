@@ -77,14 +77,16 @@ class CommandLineErrorsTest {
     }
 
     @Test
-    void serveDoesNotExistYet() {
-        run(Map.of(), "serve").assertUsageErrorLine("mcpd: unknown command 'serve': use relay or config (see 'mcpd --help')");
+    void anUnknownCommandNamesTheOnesThatExist() {
+        run(Map.of(), "forward").assertUsageErrorLine(
+                "mcpd: unknown command 'forward': use relay, serve or config (see 'mcpd --help')");
     }
 
     @Test
     void noCommandIsAUsageError() {
-        run(Map.of()).assertUsageErrorLine("mcpd: name a command: relay or config (see 'mcpd --help')");
-        run(Map.of(), "--workers", "3").assertUsageErrorLine("mcpd: name a command: relay or config (see 'mcpd --help')");
+        run(Map.of()).assertUsageErrorLine("mcpd: name a command: relay, serve or config (see 'mcpd --help')");
+        run(Map.of(), "--workers", "3")
+                .assertUsageErrorLine("mcpd: name a command: relay, serve or config (see 'mcpd --help')");
     }
 
     @Test

@@ -1,0 +1,32 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.ingest.IngestAnswer;
+import dev.mcpd.ingest.IngestPaths;
+import dev.mcpd.ingest.VertxExchange;
+import java.nio.charset.StandardCharsets;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/**
+ * The collector's answer (SPEC §9): a native batch gets 200 {@code {"accepted":A,"duplicate":D,"rejected":R}}; an
+ * OTLP request gets the partial-success response of its content type.
+ */
+public final class CollectorAnswer implements Processor {
+
+    @Override
+    public void process(Exchange exchange) {
+        var request = VertxExchange.request(exchange);
+        Archived archived = exchange.getProperty(ArchiveStep.ARCHIVED, Archived.class);
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        if (IngestPaths.isOtlp(request.path())) {
+            IngestAnswer.otlpPartialSuccess(answer, request.getHeader("Content-Type"));
+            return;
+        }
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+        answer.setBody(("{\"accepted\":" + archived.accepted() + ",\"duplicate\":" + archived.duplicate()
+                + ",\"rejected\":" + archived.rejected() + "}").getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,75 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.ingest.IngestServer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.InstantSource;
+import org.apache.camel.main.Main;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Assembles the collector ({@code mcpd serve}): opens the store named by {@code --data}, binds the beans the routes
+ * under {@code routes/serve/} refer to, and runs them on the shared {@link IngestServer} — same listener, probes,
+ * key check, body limit and timeout as the relay.
+ */
+public final class CollectorApplication implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CollectorApplication.class);
+
+    private final Main main;
+    private final JdbcStore store;
+
+    private CollectorApplication(Main main, JdbcStore store) {
+        this.main = main;
+        this.store = store;
+    }
+
+    /** Runs the collector in the foreground until it is stopped; returns the process exit status. */
+    public static int run(McpdConfig config) {
+        CollectorApplication collector;
+        try {
+            collector = start(config);
+        } catch (IngestServer.StartFailure e) {
+            System.err.println("mcpd: " + e.getMessage());
+            return 1;
+        }
+        return IngestServer.runUntilStopped(collector.main, "collector");
+    }
+
+    /** Starts the collector and returns once it serves. */
+    public static CollectorApplication start(McpdConfig config) {
+        StoreLocation location = StoreLocation.of(config.data());
+        JdbcStore store;
+        try {
+            store = JdbcStore.open(location);
+        } catch (StoreUnavailable e) {
+            throw new IngestServer.StartFailure(e.getMessage(), e);
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        CollectorMetrics metrics = new CollectorMetrics(registry);
+        Main main = IngestServer.forRole("serve", config)
+                .closeWith(store)
+                .bind("collectorTargetCheck", new CollectorTargetCheck())
+                .bind("quota", new QuotaPerMinute(config.quotaPerMinute(), InstantSource.system()))
+                .bind("batchReader", new BatchReader(config.maxBodyBytes()))
+                .bind("archiveStep", new ArchiveStep(store, metrics))
+                .bind("collectorAnswer", new CollectorAnswer())
+                .bind("statsAnswer", new StatsAnswer(store))
+                .readiness(new CollectorReadiness(store))
+                .metrics(registry)
+                .start();
+        LOG.info("collector listening on {}, archiving in {}", config.listen(), location.describe());
+        return new CollectorApplication(main, store);
+    }
+
+    public JdbcStore store() {
+        return store;
+    }
+
+    @Override
+    public void close() {
+        main.stop();
+    }
+}

@@ -1,0 +1,38 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.observability.ProcessMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+
+/**
+ * The collector's meters: {@code mcpd_ingest_accepted_total}, {@code mcpd_ingest_duplicate_total} and
+ * {@code mcpd_ingest_rejected_total} (events, by ingest path — four paths at most, so the label stays small),
+ * {@code mcpd_store_latency_seconds} (one archive transaction), plus the process metrics.
+ */
+public final class CollectorMetrics {
+
+    private final MeterRegistry registry;
+    private final Timer storeLatency;
+
+    public CollectorMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        ProcessMetrics.bind(registry);
+        this.storeLatency = Timer.builder("mcpd.store.latency")
+                .description("Time to archive one batch in the store (one transaction)")
+                .publishPercentiles(0.5, 0.99).register(registry);
+        for (String path : new String[] {"/v1/ingest", "/v1/traces", "/v1/logs", "/v1/metrics"}) {
+            archived(path, new Archived(0, 0, 0));
+        }
+    }
+
+    void archived(String path, Archived archived) {
+        registry.counter("mcpd.ingest.accepted", "path", path).increment(archived.accepted());
+        registry.counter("mcpd.ingest.duplicate", "path", path).increment(archived.duplicate());
+        registry.counter("mcpd.ingest.rejected", "path", path).increment(archived.rejected());
+    }
+
+    void storeLatency(Duration latency) {
+        storeLatency.record(latency);
+    }
+}

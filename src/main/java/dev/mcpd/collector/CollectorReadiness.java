@@ -1,0 +1,25 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.observability.ProbeAnswer;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/** {@code /readyz} of a collector (SPEC §8): 200 {@code ok} while the store answers a trivial query in 2 s. */
+public final class CollectorReadiness implements Supplier<ProbeAnswer.Verdict> {
+
+    static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);
+
+    private final JdbcStore store;
+
+    public CollectorReadiness(JdbcStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public ProbeAnswer.Verdict get() {
+        Optional<String> problem = store.problem(STORE_TIMEOUT);
+        return problem.map(why -> new ProbeAnswer.Verdict(503, "unavailable: the store does not answer: " + why))
+                .orElseGet(() -> new ProbeAnswer.Verdict(200, "ok"));
+    }
+}

@@ -1,0 +1,20 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.ingest.IngestPaths;
+import dev.mcpd.ingest.IngestRefusal;
+import dev.mcpd.ingest.VertxExchange;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+
+/** The collector takes {@code /v1/ingest} and the OTLP paths; any other POST path is a 404. */
+public final class CollectorTargetCheck implements Processor {
+
+    @Override
+    public void process(Exchange exchange) {
+        String path = VertxExchange.request(exchange).path();
+        if (!path.equals("/v1/ingest") && !IngestPaths.isOtlp(path)) {
+            throw IngestRefusal.notFound(path + " is not an ingest path: the collector takes /v1/ingest and OTLP"
+                    + " /v1/traces, /v1/logs, /v1/metrics");
+        }
+    }
+}

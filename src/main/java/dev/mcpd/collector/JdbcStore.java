@@ -1,0 +1,195 @@
+package dev.mcpd.collector;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The collector's archive on SQLite or PostgreSQL (SPEC §8, §9), through a pooled JDBC connection.
+ *
+ * <p>A batch and its idempotency key are one row: it is inserted with {@code ON CONFLICT (idempotency_key) DO
+ * NOTHING}, so the database's unique index — not a check before the insert — decides which copy is stored. Two
+ * replicas racing on the same key store it once; the loser's insert changes nothing, and it records the copy as a
+ * duplicate in the same transaction. (Camel's idempotent consumer with a JDBC repository would record the key in a
+ * statement of its own, outside the batch's transaction: a crash between the two would lose the batch or the key.)
+ *
+ * <p>The schema is created and migrated at start by the versioned scripts under {@code db/<dialect>/}
+ * ({@code V1__….sql}, …), applied in order in one transaction and recorded in {@code schema_version}; on PostgreSQL
+ * an advisory lock keeps replicas that start together from migrating twice.
+ */
+public final class JdbcStore implements AutoCloseable {
+
+    /** The migrations, in order. A new one is appended here and shipped as db/<dialect>/V<n>__<name>.sql. */
+    static final String[] MIGRATIONS = {"V1__archive.sql"};
+    private static final long MIGRATION_LOCK = 0x6d637064L; // "mcpd"
+
+    private final StoreLocation location;
+    private final HikariDataSource pool;
+
+    private JdbcStore(StoreLocation location, HikariDataSource pool) {
+        this.location = location;
+        this.pool = pool;
+    }
+
+    /** Connects (creating the SQLite file and its folder if needed) and brings the schema up to date. */
+    public static JdbcStore open(StoreLocation location) {
+        if (location.file().isPresent()) {
+            try {
+                Files.createDirectories(location.file().get().toAbsolutePath().getParent());
+            } catch (IOException e) {
+                throw new StoreUnavailable("cannot create the folder of " + location.file().get() + ": "
+                        + e.getMessage(), e);
+            }
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(location.jdbcUrl());
+        location.user().ifPresent(config::setUsername);
+        location.password().ifPresent(config::setPassword);
+        config.setPoolName("mcpd-store");
+        config.setMaximumPoolSize(location.dialect() == StoreLocation.Dialect.SQLITE ? 4 : 16);
+        // A store that does not answer within seconds is reported (503, /readyz) rather than waited for.
+        config.setConnectionTimeout(3_000);
+        config.setValidationTimeout(2_000);
+        config.setInitializationFailTimeout(-1); // start even if the store is down; /readyz tells
+        HikariDataSource pool = new HikariDataSource(config);
+        JdbcStore store = new JdbcStore(location, pool);
+        try {
+            store.migrate();
+        } catch (SQLException | RuntimeException e) {
+            pool.close();
+            throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": " + e.getMessage(), e);
+        }
+        return store;
+    }
+
+    public StoreLocation location() {
+        return location;
+    }
+
+    private void migrate() throws SQLException {
+        try (Connection connection = pool.getConnection()) {
+            connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement()) {
+                if (location.dialect() == StoreLocation.Dialect.POSTGRES) {
+                    statement.execute("SELECT pg_advisory_xact_lock(" + MIGRATION_LOCK + ")");
+                }
+                statement.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+                int current = 0;
+                try (ResultSet rs = statement.executeQuery("SELECT COALESCE(MAX(version), 0) FROM schema_version")) {
+                    if (rs.next()) {
+                        current = rs.getInt(1);
+                    }
+                }
+                for (int version = current + 1; version <= MIGRATIONS.length; version++) {
+                    for (String sql : script(MIGRATIONS[version - 1]).split(";")) {
+                        if (!sql.lines().allMatch(line -> line.isBlank() || line.strip().startsWith("--"))) {
+                            statement.execute(sql);
+                        }
+                    }
+                    statement.execute("INSERT INTO schema_version (version) VALUES (" + version + ")");
+                }
+            }
+            connection.commit();
+        }
+    }
+
+    private String script(String name) {
+        String path = "/db/" + location.dialect().name().toLowerCase() + "/" + name;
+        try (InputStream in = JdbcStore.class.getResourceAsStream(path)) {
+            if (in == null) {
+                throw new IllegalStateException("migration " + path + " is missing from the jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read migration " + path, e);
+        }
+    }
+
+    /** Stores the batch unless its key was seen before, in one transaction; says which it was. */
+    public Archived archive(Batch batch) {
+        try (Connection connection = pool.getConnection()) {
+            connection.setAutoCommit(false);
+            try {
+                boolean stored;
+                try (PreparedStatement insert = connection.prepareStatement(
+                        "INSERT INTO batches (idempotency_key, target, content_type, content_encoding, received_at_ms,"
+                                + " events, rejected, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                                + " ON CONFLICT (idempotency_key) DO NOTHING")) {
+                    insert.setString(1, batch.idempotencyKey().orElse(null));
+                    insert.setString(2, batch.target());
+                    insert.setString(3, batch.contentType());
+                    insert.setString(4, batch.contentEncoding());
+                    insert.setLong(5, batch.receivedAtMillis());
+                    insert.setInt(6, batch.events());
+                    insert.setInt(7, batch.rejected());
+                    insert.setBytes(8, batch.body());
+                    stored = insert.executeUpdate() == 1;
+                }
+                Archived archived = stored ? Archived.stored(batch) : Archived.duplicateOf(batch);
+                if (!stored) {
+                    try (PreparedStatement seen = connection.prepareStatement(
+                            "INSERT INTO duplicates (idempotency_key, events, seen_at_ms) VALUES (?, ?, ?)")) {
+                        seen.setString(1, batch.idempotencyKey().orElseThrow());
+                        seen.setInt(2, archived.duplicate());
+                        seen.setLong(3, System.currentTimeMillis());
+                        seen.executeUpdate();
+                    }
+                }
+                connection.commit();
+                return archived;
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailable("the store " + location.describe() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    public StoreStats stats() {
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            long batches;
+            long events;
+            long duplicates;
+            try (ResultSet rs = statement.executeQuery("SELECT COUNT(*), COALESCE(SUM(events), 0) FROM batches")) {
+                rs.next();
+                batches = rs.getLong(1);
+                events = rs.getLong(2);
+            }
+            try (ResultSet rs = statement.executeQuery("SELECT COALESCE(SUM(events), 0) FROM duplicates")) {
+                rs.next();
+                duplicates = rs.getLong(1);
+            }
+            return new StoreStats(batches, events, duplicates);
+        } catch (SQLException e) {
+            throw new StoreUnavailable("the store " + location.describe() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether the store answers a trivial query within {@code timeout}; the reason when it does not. */
+    public Optional<String> problem(Duration timeout) {
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            statement.setQueryTimeout((int) Math.max(1, timeout.toSeconds()));
+            statement.execute("SELECT 1");
+            return Optional.empty();
+        } catch (SQLException e) {
+            String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            return Optional.of(message.lines().findFirst().orElse(message));
+        }
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+}

@@ -1,0 +1,50 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.ingest.IngestRefusal;
+import java.time.Instant;
+import java.time.InstantSource;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+
+/**
+ * {@code --quota-per-minute N} (SPEC §8): past N ingest requests in the current minute (wall clock, this replica),
+ * a request gets 429 with {@code Retry-After} set to the seconds left in the minute. With several replicas, divide
+ * the cap you want by their number. 0 means no quota.
+ */
+public final class QuotaPerMinute implements Processor {
+
+    private final long quota;
+    private final InstantSource clock;
+    private long minute = Long.MIN_VALUE;
+    private long taken;
+
+    public QuotaPerMinute(long quota, InstantSource clock) {
+        this.quota = quota;
+        this.clock = clock;
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        if (quota <= 0) {
+            return;
+        }
+        Instant now = clock.instant();
+        if (!take(now)) {
+            int secondsLeft = (int) (60 - now.getEpochSecond() % 60);
+            throw IngestRefusal.quotaExceeded(quota, secondsLeft);
+        }
+    }
+
+    private synchronized boolean take(Instant now) {
+        long current = now.getEpochSecond() / 60;
+        if (current != minute) {
+            minute = current;
+            taken = 0;
+        }
+        if (taken >= quota) {
+            return false;
+        }
+        taken++;
+        return true;
+    }
+}

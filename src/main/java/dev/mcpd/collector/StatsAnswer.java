@@ -1,0 +1,34 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.ingest.IngestRefusal;
+import java.nio.charset.StandardCharsets;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.Processor;
+
+/** {@code GET /v1/stats}: {@code {"batches":N,"events":N,"duplicates":N}}, what the store holds (SPEC §9). */
+public final class StatsAnswer implements Processor {
+
+    private final JdbcStore store;
+
+    public StatsAnswer(JdbcStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public void process(Exchange exchange) {
+        StoreStats stats;
+        try {
+            stats = store.stats();
+        } catch (StoreUnavailable e) {
+            throw IngestRefusal.unavailable("the collector's store is not answering; retry later",
+                    ArchiveStep.RETRY_AFTER_SECONDS);
+        }
+        Message answer = exchange.getMessage();
+        answer.removeHeaders("*");
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+        answer.setBody(("{\"batches\":" + stats.batches() + ",\"events\":" + stats.events() + ",\"duplicates\":"
+                + stats.duplicates() + "}").getBytes(StandardCharsets.UTF_8));
+    }
+}
