@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The collector's archive on SQLite or PostgreSQL (SPEC §8, §9), through a pooled JDBC connection.
@@ -35,6 +36,11 @@ public final class JdbcStore implements AutoCloseable {
 
     private final StoreLocation location;
     private final HikariDataSource pool;
+    /**
+     * SQLite takes one writer at a time; a waiting writer there sleeps in growing steps (busy_timeout), which put
+     * seconds into the p99 under load. Writers queue here instead, fairly, and each finds the database free.
+     */
+    private final ReentrantLock sqliteWriter = new ReentrantLock(true);
 
     private JdbcStore(StoreLocation location, HikariDataSource pool) {
         this.location = location;
@@ -117,6 +123,18 @@ public final class JdbcStore implements AutoCloseable {
 
     /** Stores the batch unless its key was seen before, in one transaction; says which it was. */
     public Archived archive(Batch batch) {
+        if (location.dialect() != StoreLocation.Dialect.SQLITE) {
+            return archiveInTransaction(batch);
+        }
+        sqliteWriter.lock();
+        try {
+            return archiveInTransaction(batch);
+        } finally {
+            sqliteWriter.unlock();
+        }
+    }
+
+    private Archived archiveInTransaction(Batch batch) {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
             try {
