@@ -1,6 +1,8 @@
 package dev.mcpd.collector;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.ingest.IdempotencyKey;
@@ -29,7 +31,10 @@ public final class BatchReader implements Processor {
     public static final String BATCH = "mcpd.batch";
     static final int INFLATION_LIMIT = 8;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Strict: content after the batch object, or a field given twice, is malformed — not silently ignored. */
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private final long maxBodyBytes;
 

@@ -110,6 +110,7 @@ public final class IngestServer {
         try {
             main.start();
             ListenerCheck.ensureListening(config.listen());
+            MethodNotAllowed.answerOn(main.getCamelContext(), config.listen().port());
         } catch (Exception e) {
             main.stop();
             closeResources();

@@ -86,6 +86,8 @@ class IngestAnswersTest {
         HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(405, answer.statusCode());
+        assertEquals("POST", answer.headers().firstValue("allow").orElseThrow());
+        assertEquals("GET is not allowed here: use POST\n", answer.body());
     }
 
     @Test

@@ -1,0 +1,76 @@
+package dev.mcpd.collector;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+
+/** A bare socket to a collector, for what HTTP clients won't do: announce a body and not send it. */
+final class CollectorRawHttp implements AutoCloseable {
+
+    private final Socket socket;
+    private final OutputStream out;
+    private final InputStream in;
+
+    CollectorRawHttp(int port, int readTimeoutMillis) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(readTimeoutMillis);
+        out = socket.getOutputStream();
+        in = socket.getInputStream();
+    }
+
+    CollectorRawHttp send(String text) throws IOException {
+        out.write(text.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        return this;
+    }
+
+    /** Reads the head and a body of its Content-Length, or until the server closes or the read times out. */
+    String readResponse() throws IOException {
+        ByteArrayOutputStream received = new ByteArrayOutputStream();
+        byte[] buffer = new byte[4096];
+        try {
+            for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                received.write(buffer, 0, n);
+                if (complete(received.toString(StandardCharsets.ISO_8859_1))) {
+                    break;
+                }
+            }
+        } catch (SocketTimeoutException e) {
+            // what came so far is the answer
+        }
+        return received.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    private static boolean complete(String response) {
+        int headEnd = response.indexOf("\r\n\r\n");
+        if (headEnd < 0) {
+            return false;
+        }
+        String head = response.substring(0, headEnd).toLowerCase();
+        int at = head.indexOf("content-length:");
+        if (at < 0) {
+            return false;
+        }
+        int lineEnd = head.indexOf("\r\n", at);
+        int length = Integer.parseInt(head.substring(at + 15, lineEnd < 0 ? head.length() : lineEnd).trim());
+        return response.length() - headEnd - 4 >= length;
+    }
+
+    /** True when the server closed the connection (after its answer). */
+    boolean closedByServer() {
+        try {
+            return in.read() < 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

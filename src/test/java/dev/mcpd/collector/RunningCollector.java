@@ -1,0 +1,79 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.config.McpdConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A collector ({@code mcpd serve}) started in this JVM on a free loopback port, archiving in an embedded SQLite file
+ * in a test's folder: the real Camel Main, Vert.x listener, routes and store.
+ */
+final class RunningCollector implements AutoCloseable {
+
+    private final CollectorApplication application;
+    private final McpdConfig config;
+
+    private RunningCollector(CollectorApplication application, McpdConfig config) {
+        this.application = application;
+        this.config = config;
+    }
+
+    /** Starts a collector archiving in {@code dir/mcpd.db}, configured by MCPD_ variables ({@code extra} wins). */
+    static RunningCollector start(Path dir, Map<String, String> extra) {
+        return startOn(dir.resolve("mcpd.db"), extra);
+    }
+
+    static RunningCollector start(Path dir) {
+        return start(dir, Map.of());
+    }
+
+    /** Starts a collector archiving in exactly this SQLite file. */
+    static RunningCollector startOn(Path dataFile, Map<String, String> extra) {
+        Map<String, String> environment = new HashMap<>();
+        environment.put("MCPD_LISTEN", "127.0.0.1:" + freePort());
+        environment.put("MCPD_DATA", dataFile.toString());
+        environment.putAll(extra);
+        McpdConfig config = McpdConfig.fromEnvironment(environment);
+        return new RunningCollector(CollectorApplication.start(config), config);
+    }
+
+    URI uri(String pathAndQuery) {
+        return URI.create(baseUrl() + pathAndQuery);
+    }
+
+    /** {@code http://127.0.0.1:PORT}: what a relay names as its upstream. */
+    String baseUrl() {
+        return "http://127.0.0.1:" + config.listen().port();
+    }
+
+    int port() {
+        return config.listen().port();
+    }
+
+    /** The SQLite file the collector archives in. */
+    Path dataFile() {
+        return Path.of(config.data());
+    }
+
+    CollectorApplication application() {
+        return application;
+    }
+
+    static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        application.close();
+    }
+}

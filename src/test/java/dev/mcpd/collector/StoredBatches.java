@@ -1,0 +1,52 @@
+package dev.mcpd.collector;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** What the collector's SQLite file holds, read with plain JDBC beside the running collector. */
+final class StoredBatches {
+
+    /** One row of {@code batches}. */
+    record Row(Optional<String> idempotencyKey, String target, String contentType, String contentEncoding,
+               int events, int rejected, byte[] body) {
+    }
+
+    private StoredBatches() {
+    }
+
+    /** Every stored batch whose target is exactly {@code target}, oldest first. */
+    static List<Row> withTarget(Path dataFile, String target) {
+        return query(dataFile, "WHERE target = ?", target);
+    }
+
+    /** The stored batch with this idempotency key, if any. */
+    static Optional<Row> withKey(Path dataFile, String key) {
+        List<Row> rows = query(dataFile, "WHERE idempotency_key = ?", key);
+        return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+    }
+
+    private static List<Row> query(Path dataFile, String where, String value) {
+        try (Connection connection = DriverManager.getConnection("jdbc:sqlite:" + dataFile.toAbsolutePath());
+             PreparedStatement select = connection.prepareStatement("SELECT idempotency_key, target, content_type,"
+                     + " content_encoding, events, rejected, body FROM batches " + where + " ORDER BY id")) {
+            select.setString(1, value);
+            List<Row> rows = new ArrayList<>();
+            try (ResultSet rs = select.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new Row(Optional.ofNullable(rs.getString(1)), rs.getString(2), rs.getString(3),
+                            rs.getString(4), rs.getInt(5), rs.getInt(6), rs.getBytes(7)));
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot read " + dataFile, e);
+        }
+    }
+}
