@@ -64,7 +64,7 @@ public final class JdbcStore implements AutoCloseable {
         config.setPoolName("mcpd-store");
         config.setMaximumPoolSize(location.dialect() == StoreLocation.Dialect.SQLITE ? 4 : 16);
         // A store that does not answer within seconds is reported (503, /readyz) rather than waited for.
-        config.setConnectionTimeout(3_000);
+        config.setConnectionTimeout(2_000);
         config.setValidationTimeout(2_000);
         config.setInitializationFailTimeout(-1); // start even if the store is down; /readyz tells
         HikariDataSource pool = new HikariDataSource(config);
@@ -73,7 +73,7 @@ public final class JdbcStore implements AutoCloseable {
             store.migrate();
         } catch (SQLException | RuntimeException e) {
             pool.close();
-            throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": " + e.getMessage(), e);
+            throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": " + rootCause(e), e);
         }
         return store;
     }
@@ -170,8 +170,18 @@ public final class JdbcStore implements AutoCloseable {
                 throw e;
             }
         } catch (SQLException e) {
-            throw new StoreUnavailable("the store " + location.describe() + " failed: " + e.getMessage(), e);
+            throw new StoreUnavailable("the store " + location.describe() + " failed: " + rootCause(e), e);
         }
+    }
+
+    /** The innermost cause, one line: "Connection refused", not the pool's "request timed out after 2002ms". */
+    static String rootCause(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return message.lines().findFirst().orElse(message);
     }
 
     public StoreStats stats() {
@@ -201,8 +211,7 @@ public final class JdbcStore implements AutoCloseable {
             statement.execute("SELECT 1");
             return Optional.empty();
         } catch (SQLException e) {
-            String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            return Optional.of(message.lines().findFirst().orElse(message));
+            return Optional.of(rootCause(e));
         }
     }
 

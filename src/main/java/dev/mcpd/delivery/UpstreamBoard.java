@@ -50,6 +50,8 @@ public final class UpstreamBoard {
         final Upstream upstream;
         Instant waitingUntil = Instant.MIN;
         String waitCause;
+        /** The wait is what the upstream asked for (Retry-After): only time ends it. */
+        boolean waitAskedFor;
         int consecutiveFailures;
         Integer lastStatus;
         Duration lastLatency;
@@ -212,6 +214,7 @@ public final class UpstreamBoard {
             Instant now = clock.instant();
             s.waitingUntil = now.plus(wait);
             s.waitCause = cause;
+            s.waitAskedFor = retryAfter.isPresent();
             // One line when an upstream starts waiting, then at the 2nd, 4th, 8th… failure in a row: an outage
             // is visible without flooding the log.
             if (Integer.bitCount(s.consecutiveFailures) == 1) {
@@ -227,7 +230,9 @@ public final class UpstreamBoard {
 
     /**
      * The result of a readiness probe ({@code GET <upstream>/readyz}): a 2xx keeps the upstream up; anything else, or
-     * no answer, does not (it goes down once its window has passed). A probe never ends a wait: only time does.
+     * no answer, does not (it goes down once its window has passed). A 2xx also ends a backoff wait at once — a
+     * primary that is back gets its traffic within a probe interval, not after a backoff of up to a minute — but
+     * never a wait the upstream asked for with {@code Retry-After}.
      */
     public void probed(Upstream upstream, OptionalInt status, Duration latency) {
         lock.lock();
@@ -235,6 +240,12 @@ public final class UpstreamBoard {
             Status s = statusOf(upstream);
             if (status.isPresent() && status.getAsInt() / 100 == 2) {
                 markUp(s);
+                if (!s.waitAskedFor && s.waitingUntil.isAfter(clock.instant())) {
+                    s.waitingUntil = Instant.MIN;
+                    s.waitCause = null;
+                    LOG.info("upstream={} order={} state=up wait_ended_by=probe", upstream.label(), upstream.order());
+                    changed.signalAll();
+                }
             } else {
                 reportIfDown(s, status.isPresent() ? "readyz answered " + status.getAsInt() : "readyz unreachable");
             }

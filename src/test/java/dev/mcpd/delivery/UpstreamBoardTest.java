@@ -91,6 +91,33 @@ class UpstreamBoardTest {
         return board.views().get(upstream.order() - 1);
     }
 
+    // --- probes -------------------------------------------------------------------------------------------------
+
+    @Test
+    void aGoodProbeEndsABackoffWaitSoTrafficReturnsToThePrimaryAtOnce() {
+        failWith503(primary, Optional.empty()); // backoff: 500 ms with this random
+        assertEquals(Optional.of(secondary), board.firstReady());
+        board.probed(primary, OptionalInt.of(200), LATENCY);
+        assertEquals(Optional.of(primary), board.firstReady());
+        assertFalse(view(primary).waiting());
+    }
+
+    @Test
+    void aGoodProbeNeverEndsAWaitTheUpstreamAskedForWithRetryAfter() {
+        failWith503(primary, Optional.of(Duration.ofSeconds(30)));
+        board.probed(primary, OptionalInt.of(200), LATENCY);
+        assertEquals(Optional.of(secondary), board.firstReady());
+        assertTrue(view(primary).waiting());
+    }
+
+    @Test
+    void aFailedProbeEndsNoWait() {
+        failWith503(primary, Optional.empty());
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        board.probed(primary, OptionalInt.empty(), LATENCY);
+        assertEquals(Optional.of(secondary), board.firstReady());
+    }
+
     // --- order and choice ---------------------------------------------------------------------------------------
 
     @Test
