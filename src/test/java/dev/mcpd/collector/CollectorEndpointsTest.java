@@ -11,9 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.collector.CollectorHttp.Stats;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -21,19 +20,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** SPEC §6, §9: the collector's stats, probes and the paths it does not take. */
 class CollectorEndpointsTest {
 
-    @TempDir
-    static Path dir;
-    static RunningCollector collector;
-
-    @BeforeAll
-    static void start() {
-        collector = RunningCollector.start(dir);
-    }
-
-    @AfterAll
-    static void stop() {
-        collector.close();
-    }
+    @RegisterExtension
+    static final SharedCollector collector = new SharedCollector();
 
     @Test
     void aNewStoreReportsZeroBatchesEventsAndDuplicatesAsJson(@TempDir Path own) {

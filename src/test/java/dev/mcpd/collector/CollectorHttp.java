@@ -44,19 +44,16 @@ final class CollectorHttp {
     }
 
     static HttpResponse<String> send(HttpRequest.Builder request) {
-        try {
-            return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     static HttpResponse<byte[]> sendForBytes(HttpRequest.Builder request) {
+        return send(request, HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static <T> HttpResponse<T> send(HttpRequest.Builder request, HttpResponse.BodyHandler<T> bodyHandler) {
         try {
-            return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+            return HTTP.send(request.build(), bodyHandler);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -76,6 +73,10 @@ final class CollectorHttp {
         return counts(answer.body());
     }
 
+    static Counts ingest(SharedCollector collector, HttpRequest.Builder request) {
+        return ingest(collector.running(), request);
+    }
+
     static Counts counts(String json) {
         JsonNode node = parse(json);
         assertEquals(3, node.size(), () -> "exactly accepted, duplicate, rejected: " + json);
@@ -89,6 +90,10 @@ final class CollectorHttp {
         JsonNode node = parse(answer.body());
         return new Stats(node.get("batches").longValue(), node.get("events").longValue(),
                 node.get("duplicates").longValue());
+    }
+
+    static Stats stats(SharedCollector collector) {
+        return stats(collector.running());
     }
 
     static JsonNode parse(String json) {

@@ -24,9 +24,23 @@ class CollectorRequestLimitsTest {
     @TempDir
     Path dir;
 
+    private RunningCollector startWithIngestKey() {
+        return RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", KEY));
+    }
+
+    private RunningCollector startWithMaxBodyBytesOf1KiB() {
+        return RunningCollector.start(dir, Map.of("MCPD_MAX_BODY_BYTES", "1KiB"));
+    }
+
+    /** The head of a {@code POST /v1/ingest} announcing a JSON body of this many bytes. */
+    private static String ingestHead(int contentLength) {
+        return "POST /v1/ingest HTTP/1.1\r\nHost: collector\r\nContent-Type: application/json\r\nContent-Length: "
+                + contentLength + "\r\n\r\n";
+    }
+
     @Test
     void withAnIngestKeyARequestWithoutItIsRefused401AndNothingStored() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", KEY))) {
+        try (RunningCollector collector = startWithIngestKey()) {
             HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), BATCH));
 
             assertEquals(401, answer.statusCode(), answer::body);
@@ -37,7 +51,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void withAnIngestKeyAWrongKeyIsRefused401() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", KEY))) {
+        try (RunningCollector collector = startWithIngestKey()) {
             HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), BATCH)
                     .header("Authorization", "Bearer " + KEY + "x"));
 
@@ -47,7 +61,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void withAnIngestKeyABearerTokenIsTaken() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", KEY))) {
+        try (RunningCollector collector = startWithIngestKey()) {
             HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), BATCH)
                     .header("Authorization", "Bearer " + KEY));
 
@@ -58,7 +72,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void withAnIngestKeyTheXMcpdKeyHeaderIsTaken() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", KEY))) {
+        try (RunningCollector collector = startWithIngestKey()) {
             HttpResponse<String> answer = send(postJson(collector.uri("/v1/traces"), BATCH)
                     .header("x-mcpd-key", KEY));
 
@@ -69,7 +83,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void withAnIngestKeyTheProbesStillAnswerWithoutIt() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", KEY))) {
+        try (RunningCollector collector = startWithIngestKey()) {
             assertEquals(200, CollectorHttp.get(collector.uri("/healthz")).statusCode());
             assertEquals(200, CollectorHttp.get(collector.uri("/readyz")).statusCode());
         }
@@ -77,7 +91,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void aBodyOverTheMaxBodyBytesIsRefused413AndNothingStored() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_MAX_BODY_BYTES", "1KiB"))) {
+        try (RunningCollector collector = startWithMaxBodyBytesOf1KiB()) {
             String big = "{\"events\":[{\"pad\":\"" + "x".repeat(1100) + "\"}]}";
 
             HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), big));
@@ -90,7 +104,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void aBodyOfExactlyTheMaxBodyBytesIsTaken() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_MAX_BODY_BYTES", "1KiB"))) {
+        try (RunningCollector collector = startWithMaxBodyBytesOf1KiB()) {
             String prefix = "{\"events\":[{\"pad\":\"";
             String suffix = "\"}]}";
             String exact = prefix + "x".repeat(1024 - prefix.length() - suffix.length()) + suffix;
@@ -105,7 +119,7 @@ class CollectorRequestLimitsTest {
 
     @Test
     void aGzipBatchInflatingPastEightTimesTheMaxBodyBytesIsRefused413() {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_MAX_BODY_BYTES", "1KiB"))) {
+        try (RunningCollector collector = startWithMaxBodyBytesOf1KiB()) {
             byte[] bomb = CollectorHttp.gzip(("{\"events\":[{\"pad\":\"" + "x".repeat(9000) + "\"}]}")
                     .getBytes(StandardCharsets.UTF_8));
             assertTrue(bomb.length < 1024, "the compressed body itself is within the limit");
@@ -120,11 +134,10 @@ class CollectorRequestLimitsTest {
 
     @Test
     void aDeclaredLengthOverTheMaxBodyBytesIsRefused413BeforeTheBodyIsSent() throws Exception {
-        try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_MAX_BODY_BYTES", "1KiB"));
+        try (RunningCollector collector = startWithMaxBodyBytesOf1KiB();
              CollectorRawHttp raw = new CollectorRawHttp(collector.port(), 10_000)) {
             // Only the head: the answer must come without a byte of the body.
-            String answer = raw.send("POST /v1/ingest HTTP/1.1\r\nHost: collector\r\nContent-Type: application/json"
-                    + "\r\nContent-Length: 1025\r\n\r\n").readResponse();
+            String answer = raw.send(ingestHead(1025)).readResponse();
 
             assertTrue(answer.startsWith("HTTP/1.1 413 "), answer);
             assertTrue(raw.closedByServer(), "the unread body never becomes a next request");
@@ -136,8 +149,7 @@ class CollectorRequestLimitsTest {
     void aBodyNotReceivedWithinTheRequestTimeoutIsRefused408AndNothingStored() throws Exception {
         try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_REQUEST_TIMEOUT_SECONDS", "1"));
              CollectorRawHttp raw = new CollectorRawHttp(collector.port(), 10_000)) {
-            String answer = raw.send("POST /v1/ingest HTTP/1.1\r\nHost: collector\r\nContent-Type: application/json"
-                    + "\r\nContent-Length: 100\r\n\r\n{\"events\":[").readResponse();
+            String answer = raw.send(ingestHead(100) + "{\"events\":[").readResponse();
 
             assertTrue(answer.startsWith("HTTP/1.1 408 "), answer);
             assertEquals(new Stats(0, 0, 0), stats(collector));

@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,7 +29,11 @@ class ConcurrentIngestTest {
     @TempDir
     Path dir;
 
-    private static List<HttpResponse<String>> sendAtOnce(List<HttpRequest> requests) throws Exception {
+    /** Posts {@link #SENDERS} batches to {@code /v1/ingest} at once, the i-th {@code batch(i)}; their answers. */
+    private static List<HttpResponse<String>> postAtOnce(RunningCollector collector, IntFunction<String> batch)
+            throws Exception {
+        List<HttpRequest> requests = IntStream.range(0, SENDERS)
+                .mapToObj(i -> postJson(collector.uri("/v1/ingest"), batch.apply(i)).build()).toList();
         List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
         for (HttpRequest request : requests) {
             answers.add(CollectorHttp.HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
@@ -42,13 +48,8 @@ class ConcurrentIngestTest {
     @Test
     void copiesOfOneKeyedBatchSentAtOnceAreStoredOnceAndTheOthersAreDuplicates() throws Exception {
         try (RunningCollector collector = RunningCollector.start(dir)) {
-            List<HttpRequest> copies = new ArrayList<>();
-            for (int i = 0; i < SENDERS; i++) {
-                copies.add(postJson(collector.uri("/v1/ingest"),
-                        "{\"idempotency_key\":\"raced\",\"events\":[{\"a\":1},{\"b\":2}]}").build());
-            }
-
-            List<HttpResponse<String>> answers = sendAtOnce(copies);
+            List<HttpResponse<String>> answers = postAtOnce(collector,
+                    i -> "{\"idempotency_key\":\"raced\",\"events\":[{\"a\":1},{\"b\":2}]}");
 
             List<Counts> counts = answers.stream().map(a -> {
                 assertEquals(200, a.statusCode(), a::body);
@@ -64,13 +65,8 @@ class ConcurrentIngestTest {
     @Test
     void distinctBatchesSentAtOnceAreAllStored() throws Exception {
         try (RunningCollector collector = RunningCollector.start(dir)) {
-            List<HttpRequest> batches = new ArrayList<>();
-            for (int i = 0; i < SENDERS; i++) {
-                batches.add(postJson(collector.uri("/v1/ingest"),
-                        "{\"idempotency_key\":\"batch-" + i + "\",\"events\":[{\"n\":" + i + "}]}").build());
-            }
-
-            List<HttpResponse<String>> answers = sendAtOnce(batches);
+            List<HttpResponse<String>> answers = postAtOnce(collector,
+                    i -> "{\"idempotency_key\":\"batch-" + i + "\",\"events\":[{\"n\":" + i + "}]}");
 
             for (HttpResponse<String> answer : answers) {
                 assertEquals(200, answer.statusCode(), answer::body);

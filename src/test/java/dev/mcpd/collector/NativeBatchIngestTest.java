@@ -12,15 +12,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.collector.CollectorHttp.Counts;
 import dev.mcpd.collector.CollectorHttp.Stats;
 import dev.mcpd.collector.StoredBatches.Row;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC §4, §9: the native batch on {@code POST /v1/ingest} against a real collector on SQLite — its counts, its
@@ -31,19 +30,8 @@ class NativeBatchIngestTest {
     /** Two JSON objects and one number: two accepted, one rejected. */
     static final String EVENTS = "[{\"name\":\"a\"},{\"name\":\"b\",\"n\":2},3]";
 
-    @TempDir
-    static Path dir;
-    static RunningCollector collector;
-
-    @BeforeAll
-    static void start() {
-        collector = RunningCollector.start(dir);
-    }
-
-    @AfterAll
-    static void stop() {
-        collector.close();
-    }
+    @RegisterExtension
+    static final SharedCollector collector = new SharedCollector();
 
     private static String key() {
         return "test-" + UUID.randomUUID();
@@ -57,6 +45,16 @@ class NativeBatchIngestTest {
         return "{\"idempotency_key\":\"" + key + "\",\"events\":" + events + "}";
     }
 
+    /** {@code POST /v1/ingest} of this JSON. */
+    private static HttpRequest.Builder postToIngest(String json) {
+        return postJson(collector.uri("/v1/ingest"), json);
+    }
+
+    /** A POST of an already gzip-compressed JSON body, sent with {@code Content-Encoding: gzip}. */
+    private static HttpRequest.Builder postGzipped(URI uri, byte[] compressed) {
+        return CollectorHttp.post(uri, "application/json", compressed).header("Content-Encoding", "gzip");
+    }
+
     private static void assertOneLineRefusal(HttpResponse<String> answer, int status, String mentions) {
         assertEquals(status, answer.statusCode(), answer::body);
         assertTrue(answer.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"),
@@ -67,9 +65,19 @@ class NativeBatchIngestTest {
         assertTrue(body.contains(mentions), () -> "the reason mentions \"" + mentions + "\": " + body);
     }
 
+    /** Sends the request: refused with the status and a one-line reason, and the stats as they were. */
+    private static void assertRefusedAndNothingStored(HttpRequest.Builder request, int status, String mentions) {
+        Stats before = stats(collector);
+
+        HttpResponse<String> answer = send(request);
+
+        assertOneLineRefusal(answer, status, mentions);
+        assertEquals(before, stats(collector));
+    }
+
     @Test
     void aBatchOfTwoObjectsAndANumberIsAnswered200WithTwoAcceptedAndOneRejected() {
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), batch(EVENTS)));
+        HttpResponse<String> answer = send(postToIngest(batch(EVENTS)));
 
         assertEquals(200, answer.statusCode(), answer::body);
         assertTrue(answer.headers().firstValue("Content-Type").orElseThrow().startsWith("application/json"));
@@ -80,7 +88,7 @@ class NativeBatchIngestTest {
     void anAcceptedBatchIsCountedInTheStatsAsOneBatchWithItsAcceptedEvents() {
         Stats before = stats(collector);
 
-        ingest(collector, postJson(collector.uri("/v1/ingest"), batch(EVENTS)));
+        ingest(collector, postToIngest(batch(EVENTS)));
 
         Stats after = stats(collector);
         assertEquals(new Stats(before.batches() + 1, before.events() + 2, before.duplicates()), after);
@@ -89,11 +97,10 @@ class NativeBatchIngestTest {
     @Test
     void theSameBatchAgainWithTheSameKeyInTheBodyIsAllDuplicateAndStoresNothing() {
         String key = key();
-        assertEquals(new Counts(2, 0, 1), ingest(collector, postJson(collector.uri("/v1/ingest"),
-                keyedBatch(key, EVENTS))));
+        assertEquals(new Counts(2, 0, 1), ingest(collector, postToIngest(keyedBatch(key, EVENTS))));
         Stats before = stats(collector);
 
-        Counts again = ingest(collector, postJson(collector.uri("/v1/ingest"), keyedBatch(key, EVENTS)));
+        Counts again = ingest(collector, postToIngest(keyedBatch(key, EVENTS)));
 
         assertEquals(new Counts(0, 3, 0), again);
         Stats after = stats(collector);
@@ -105,12 +112,11 @@ class NativeBatchIngestTest {
     @Test
     void theSameBatchAgainWithTheSameIdempotencyKeyHeaderIsAllDuplicateAndStoresNothing() {
         String key = key();
-        assertEquals(new Counts(2, 0, 1), ingest(collector, postJson(collector.uri("/v1/ingest"), batch(EVENTS))
+        assertEquals(new Counts(2, 0, 1), ingest(collector, postToIngest(batch(EVENTS))
                 .header("Idempotency-Key", key)));
         Stats before = stats(collector);
 
-        Counts again = ingest(collector, postJson(collector.uri("/v1/ingest"), batch(EVENTS))
-                .header("Idempotency-Key", key));
+        Counts again = ingest(collector, postToIngest(batch(EVENTS)).header("Idempotency-Key", key));
 
         assertEquals(new Counts(0, 3, 0), again);
         Stats after = stats(collector);
@@ -120,8 +126,8 @@ class NativeBatchIngestTest {
     @Test
     void aKeyedBatchIsStoredOnceUnderItsKey() {
         String key = key();
-        ingest(collector, postJson(collector.uri("/v1/ingest"), keyedBatch(key, EVENTS)));
-        ingest(collector, postJson(collector.uri("/v1/ingest"), keyedBatch(key, EVENTS)));
+        ingest(collector, postToIngest(keyedBatch(key, EVENTS)));
+        ingest(collector, postToIngest(keyedBatch(key, EVENTS)));
 
         Row row = StoredBatches.withKey(collector.dataFile(), key).orElseThrow();
         assertEquals(2, row.events());
@@ -133,13 +139,11 @@ class NativeBatchIngestTest {
     void theKeyInTheBodyBeatsTheIdempotencyKeyHeader() {
         String k1 = key();
         String k2 = key();
-        assertEquals(new Counts(2, 0, 1), ingest(collector, postJson(collector.uri("/v1/ingest"),
-                keyedBatch(k1, EVENTS)).header("Idempotency-Key", k2)));
+        assertEquals(new Counts(2, 0, 1), ingest(collector, postToIngest(keyedBatch(k1, EVENTS))
+                .header("Idempotency-Key", k2)));
 
-        Counts underK1 = ingest(collector, postJson(collector.uri("/v1/ingest"), batch(EVENTS))
-                .header("Idempotency-Key", k1));
-        Counts underK2 = ingest(collector, postJson(collector.uri("/v1/ingest"), batch(EVENTS))
-                .header("Idempotency-Key", k2));
+        Counts underK1 = ingest(collector, postToIngest(batch(EVENTS)).header("Idempotency-Key", k1));
+        Counts underK2 = ingest(collector, postToIngest(batch(EVENTS)).header("Idempotency-Key", k2));
 
         assertEquals(new Counts(0, 3, 0), underK1, "the batch was recorded under the body's key");
         assertEquals(new Counts(2, 0, 1), underK2, "the header's key was not recorded");
@@ -163,38 +167,24 @@ class NativeBatchIngestTest {
 
     @Test
     void malformedJsonIsRefused400WithAOneLineReasonAndNothingStored() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), "{\"events\":[{\"a\":1},\n{"));
-
-        assertOneLineRefusal(answer, 400, "malformed JSON");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest("{\"events\":[{\"a\":1},\n{"), 400, "malformed JSON");
     }
 
     @Test
     void aBatchWithoutEventsIsRefused400() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), "{\"idempotency_key\":\"" + key()
-                + "\"}"));
-
-        assertOneLineRefusal(answer, 400, "\"events\" must be an array");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest("{\"idempotency_key\":\"" + key() + "\"}"), 400,
+                "\"events\" must be an array");
     }
 
     @Test
     void aBatchWhoseEventsIsNotAnArrayIsRefused400() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), "{\"events\":{\"name\":\"a\"}}"));
-
-        assertOneLineRefusal(answer, 400, "\"events\" must be an array");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest("{\"events\":{\"name\":\"a\"}}"), 400,
+                "\"events\" must be an array");
     }
 
     @Test
     void aJsonValueOtherThanAnObjectIsRefused400() {
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), EVENTS));
+        HttpResponse<String> answer = send(postToIngest(EVENTS));
 
         assertOneLineRefusal(answer, 400, "must be a JSON object");
     }
@@ -203,8 +193,7 @@ class NativeBatchIngestTest {
     void aGzipEncodedBatchIsReadToCountItsEvents() {
         byte[] compressed = gzip(batch(EVENTS).getBytes(StandardCharsets.UTF_8));
 
-        Counts counts = ingest(collector, CollectorHttp.post(collector.uri("/v1/ingest"), "application/json",
-                compressed).header("Content-Encoding", "gzip"));
+        Counts counts = ingest(collector, postGzipped(collector.uri("/v1/ingest"), compressed));
 
         assertEquals(new Counts(2, 0, 1), counts);
     }
@@ -214,8 +203,7 @@ class NativeBatchIngestTest {
         String target = "/v1/ingest?run=" + UUID.randomUUID();
         byte[] compressed = gzip(batch(EVENTS).getBytes(StandardCharsets.UTF_8));
 
-        ingest(collector, CollectorHttp.post(collector.uri(target), "application/json", compressed)
-                .header("Content-Encoding", "gzip"));
+        ingest(collector, postGzipped(collector.uri(target), compressed));
 
         List<Row> rows = StoredBatches.withTarget(collector.dataFile(), target);
         assertEquals(1, rows.size());
@@ -227,71 +215,47 @@ class NativeBatchIngestTest {
     @Test
     void aKeyInsideAGzipEncodedBatchDeduplicatesIt() {
         byte[] compressed = gzip(keyedBatch(key(), EVENTS).getBytes(StandardCharsets.UTF_8));
-        ingest(collector, CollectorHttp.post(collector.uri("/v1/ingest"), "application/json", compressed)
-                .header("Content-Encoding", "gzip"));
+        ingest(collector, postGzipped(collector.uri("/v1/ingest"), compressed));
 
-        Counts again = ingest(collector, CollectorHttp.post(collector.uri("/v1/ingest"), "application/json",
-                compressed).header("Content-Encoding", "gzip"));
+        Counts again = ingest(collector, postGzipped(collector.uri("/v1/ingest"), compressed));
 
         assertEquals(new Counts(0, 3, 0), again);
     }
 
     @Test
     void aBodyThatIsNotGzipDespiteItsContentEncodingIsRefused400() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), batch(EVENTS))
-                .header("Content-Encoding", "gzip"));
-
-        assertOneLineRefusal(answer, 400, "gzip");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest(batch(EVENTS)).header("Content-Encoding", "gzip"), 400, "gzip");
     }
 
     @Test
     void anUnsupportedContentEncodingOnTheNativePathIsRefused415AndNothingStored() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), batch(EVENTS))
-                .header("Content-Encoding", "br"));
-
-        assertOneLineRefusal(answer, 415, "Content-Encoding br");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest(batch(EVENTS)).header("Content-Encoding", "br"), 415,
+                "Content-Encoding br");
     }
 
     @Test
     void anIdempotencyKeyHeaderThatIsNotVisibleAsciiIsRefused400() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), batch(EVENTS))
-                .header("Idempotency-Key", "two words"));
-
-        assertOneLineRefusal(answer, 400, "Idempotency-Key");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest(batch(EVENTS)).header("Idempotency-Key", "two words"), 400,
+                "Idempotency-Key");
     }
 
     @Test
     void anIdempotencyKeyInTheBodyThatIsNotAStringIsRefused400() {
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"),
-                "{\"idempotency_key\":42,\"events\":[]}"));
+        HttpResponse<String> answer = send(postToIngest("{\"idempotency_key\":42,\"events\":[]}"));
 
         assertOneLineRefusal(answer, 400, "idempotency_key");
     }
 
     @Test
     void anEmptyEventsArrayIsAnsweredWithZeroCounts() {
-        Counts counts = ingest(collector, postJson(collector.uri("/v1/ingest"), batch("[]")));
+        Counts counts = ingest(collector, postToIngest(batch("[]")));
 
         assertEquals(new Counts(0, 0, 0), counts);
     }
 
     @Test
     void anEmptyBodyIsRefused400() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"), ""));
-
-        assertOneLineRefusal(answer, 400, "JSON object");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest(""), 400, "JSON object");
     }
 
     /**
@@ -301,12 +265,6 @@ class NativeBatchIngestTest {
      */
     @Test
     void contentAfterTheBatchObjectIsMalformedJsonRefused400() {
-        Stats before = stats(collector);
-
-        HttpResponse<String> answer = send(postJson(collector.uri("/v1/ingest"),
-                "{\"events\":[{}]} {\"events\":[{},{}]}"));
-
-        assertOneLineRefusal(answer, 400, "malformed JSON");
-        assertEquals(before, stats(collector));
+        assertRefusedAndNothingStored(postToIngest("{\"events\":[{}]} {\"events\":[{},{}]}"), 400, "malformed JSON");
     }
 }

@@ -1,8 +1,8 @@
 package dev.mcpd.collector;
 
 import static dev.mcpd.collector.CollectorHttp.stats;
-import static java.util.concurrent.TimeUnit.NANOSECONDS;
-import static java.util.concurrent.TimeUnit.SECONDS;
+import static dev.mcpd.testing.OtlpTelemetry.contains;
+import static dev.mcpd.testing.OtlpTelemetry.gunzip;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,32 +12,17 @@ import dev.mcpd.collector.CollectorHttp.Stats;
 import dev.mcpd.collector.StoredBatches.Row;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.relay.RelayApplication;
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
-import io.opentelemetry.sdk.common.Clock;
+import dev.mcpd.testing.OtlpTelemetry;
+import dev.mcpd.testing.OtlpTelemetry.Sender;
 import io.opentelemetry.sdk.common.CompletableResultCode;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.IdGenerator;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Supplier;
-import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -48,63 +33,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class OpenTelemetryExportToCollectorTest {
 
-    static final long START_NANOS = 1_764_000_000_000_000_000L;
-    static final long END_NANOS = START_NANOS + 42_000_000L;
     static final Duration PATIENCE = Duration.ofSeconds(30);
-    static final Resource RESOURCE = Resource.create(
-            Attributes.of(AttributeKey.stringKey("service.name"), "mcpd-collector-exporter-test"));
-    static final Clock FIXED_CLOCK = new Clock() {
-        @Override
-        public long now() {
-            return END_NANOS;
-        }
-
-        @Override
-        public long nanoTime() {
-            return END_NANOS;
-        }
-    };
-
-    /** The SDK's two HTTP senders, chosen by the property the exporter's builder reads in build(). */
-    enum Sender {
-        OKHTTP("io.opentelemetry.exporter.sender.okhttp.internal.OkHttpHttpSenderProvider"),
-        JDK("io.opentelemetry.exporter.sender.jdk.internal.JdkHttpSenderProvider");
-
-        static final String SELECTING_PROPERTY = "io.opentelemetry.sdk.common.export.HttpSenderProvider";
-
-        final String providerClass;
-
-        Sender(String providerClass) {
-            this.providerClass = providerClass;
-        }
-
-        <T> T build(Supplier<T> building) {
-            synchronized (Sender.class) {
-                String before = System.getProperty(SELECTING_PROPERTY);
-                System.setProperty(SELECTING_PROPERTY, providerClass);
-                try {
-                    return building.get();
-                } finally {
-                    if (before == null) {
-                        System.clearProperty(SELECTING_PROPERTY);
-                    } else {
-                        System.setProperty(SELECTING_PROPERTY, before);
-                    }
-                }
-            }
-        }
-
-        /** Exports the spans once to the endpoint, with the compression ("none" or "gzip"); the result. */
-        CompletableResultCode export(String endpoint, String compression, Collection<SpanData> spans) {
-            OtlpHttpSpanExporter exporter = build(() -> OtlpHttpSpanExporter.builder()
-                    .setEndpoint(endpoint).setCompression(compression).build());
-            try {
-                return exporter.export(spans).join(15, SECONDS);
-            } finally {
-                exporter.shutdown().join(10, SECONDS);
-            }
-        }
-    }
+    static final OtlpTelemetry TELEMETRY = new OtlpTelemetry("mcpd-collector-exporter-test",
+            "dev.mcpd.collector.test");
 
     @TempDir
     Path dir;
@@ -130,7 +61,10 @@ class OpenTelemetryExportToCollectorTest {
                 "MCPD_UPSTREAMS", collector.baseUrl()))), port);
     }
 
-    private static void assertSucceeded(CompletableResultCode result) {
+    /** Exports the spans once to the endpoint with the sender and compression ("none" or "gzip"): it must succeed. */
+    private static void assertExported(Sender sender, String endpoint, String compression,
+                                       Collection<SpanData> spans) {
+        CompletableResultCode result = sender.exportSpans(endpoint, compression, spans, 15);
         assertTrue(result.isDone(), "the export finished in time");
         assertTrue(result.isSuccess(), () -> "the export succeeded; failure: " + result.getFailureThrowable());
     }
@@ -142,14 +76,13 @@ class OpenTelemetryExportToCollectorTest {
         try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"))) {
             Stats before = stats(collector);
 
-            assertSucceeded(sender.export(collector.uri("/v1/traces").toString(), "none", spans(spanName)));
+            assertExported(sender, collector.uri("/v1/traces").toString(), "none", TELEMETRY.spans(spanName));
 
             assertEquals(new Stats(before.batches() + 1, before.events() + 1, before.duplicates()), stats(collector));
             List<Row> rows = StoredBatches.withTarget(collector.dataFile(), "/v1/traces");
             assertEquals(1, rows.size());
             assertEquals("application/x-protobuf", rows.get(0).contentType());
-            assertTrue(contains(rows.get(0).body(), spanName.getBytes(StandardCharsets.UTF_8)),
-                    "the stored protobuf carries the span's name");
+            assertTrue(contains(rows.get(0).body(), spanName), "the stored protobuf carries the span's name");
         }
     }
 
@@ -158,12 +91,12 @@ class OpenTelemetryExportToCollectorTest {
     void aGzipSpanExportToTheCollectorIsStoredCompressedAsSent(Sender sender) throws IOException {
         String spanName = "collector-test gzip span " + UUID.randomUUID();
         try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"))) {
-            assertSucceeded(sender.export(collector.uri("/v1/traces").toString(), "gzip", spans(spanName)));
+            assertExported(sender, collector.uri("/v1/traces").toString(), "gzip", TELEMETRY.spans(spanName));
 
             List<Row> rows = StoredBatches.withTarget(collector.dataFile(), "/v1/traces");
             assertEquals(1, rows.size());
             assertEquals("gzip", rows.get(0).contentEncoding());
-            assertTrue(contains(gunzip(rows.get(0).body()), spanName.getBytes(StandardCharsets.UTF_8)),
+            assertTrue(contains(gunzip(rows.get(0).body()), spanName),
                     "the stored body gunzips to the span's protobuf");
         }
     }
@@ -177,7 +110,7 @@ class OpenTelemetryExportToCollectorTest {
             Stats before = stats(collector);
             String relayEndpoint = relay.endpoint("/v1/traces");
 
-            assertSucceeded(sender.export(relayEndpoint, "none", spans(spanName)));
+            assertExported(sender, relayEndpoint, "none", TELEMETRY.spans(spanName));
 
             await().atMost(PATIENCE).until(() -> stats(collector).batches() == before.batches() + 1);
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
@@ -186,7 +119,7 @@ class OpenTelemetryExportToCollectorTest {
             Row row = StoredBatches.withTarget(collector.dataFile(), "/v1/traces").get(0);
             assertTrue(row.idempotencyKey().orElseThrow().startsWith("relay-"),
                     "stored under the key the relay computed: " + row.idempotencyKey());
-            assertTrue(contains(row.body(), spanName.getBytes(StandardCharsets.UTF_8)));
+            assertTrue(contains(row.body(), spanName));
         }
     }
 
@@ -194,13 +127,13 @@ class OpenTelemetryExportToCollectorTest {
     @EnumSource(Sender.class)
     void aGzipSpanExportThroughARelayReachesTheCollectorByteForByte(Sender sender) throws IOException {
         String spanName = "relayed gzip span " + UUID.randomUUID();
-        Collection<SpanData> spans = spans(spanName);
+        Collection<SpanData> spans = TELEMETRY.spans(spanName);
         try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"));
              Relay relay = relayInFrontOf(collector)) {
             String relayEndpoint = relay.endpoint("/v1/traces");
-            assertSucceeded(sender.export(relayEndpoint, "gzip", spans));
+            assertExported(sender, relayEndpoint, "gzip", spans);
             await().atMost(PATIENCE).until(() -> stats(collector).batches() == 1);
-            assertSucceeded(sender.export(collector.uri("/v1/traces?direct").toString(), "none", spans));
+            assertExported(sender, collector.uri("/v1/traces?direct").toString(), "none", spans);
 
             Row relayed = StoredBatches.withTarget(collector.dataFile(), "/v1/traces").get(0);
             Row direct = StoredBatches.withTarget(collector.dataFile(), "/v1/traces?direct").get(0);
@@ -208,78 +141,5 @@ class OpenTelemetryExportToCollectorTest {
             assertArrayEquals(direct.body(), gunzip(relayed.body()),
                     "what reached the collector through the relay gunzips to what the exporter sends directly");
         }
-    }
-
-    // ---- telemetry built by the SDK, with a fixed clock and fixed ids ----
-
-    static Collection<SpanData> spans(String spanName) {
-        List<SpanData> collected = new ArrayList<>();
-        SdkTracerProvider tracerProvider = SdkTracerProvider.builder()
-                .setResource(RESOURCE)
-                .setClock(FIXED_CLOCK)
-                .setIdGenerator(new IdGenerator() {
-                    @Override
-                    public String generateSpanId() {
-                        return "b7ad6b7169203331";
-                    }
-
-                    @Override
-                    public String generateTraceId() {
-                        return "0af7651916cd43dd8448eb211c80319c";
-                    }
-                })
-                .addSpanProcessor(SimpleSpanProcessor.create(collecting(collected)))
-                .build();
-        try {
-            Span span = tracerProvider.get("dev.mcpd.collector.test", "1.0.0").spanBuilder(spanName)
-                    .setSpanKind(SpanKind.CLIENT)
-                    .setStartTimestamp(START_NANOS, NANOSECONDS)
-                    .setAttribute("http.request.method", "POST")
-                    .startSpan();
-            span.end(END_NANOS, NANOSECONDS);
-        } finally {
-            tracerProvider.shutdown().join(10, SECONDS);
-        }
-        assertEquals(1, collected.size());
-        return List.copyOf(collected);
-    }
-
-    static SpanExporter collecting(List<SpanData> into) {
-        return new SpanExporter() {
-            @Override
-            public CompletableResultCode export(Collection<SpanData> spans) {
-                into.addAll(spans);
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode flush() {
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode shutdown() {
-                return CompletableResultCode.ofSuccess();
-            }
-        };
-    }
-
-    static byte[] gunzip(byte[] gzipped) throws IOException {
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzipped))) {
-            return in.readAllBytes();
-        }
-    }
-
-    static boolean contains(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= haystack.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (haystack[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return true;
-        }
-        return false;
     }
 }

@@ -11,13 +11,10 @@ import dev.mcpd.collector.CollectorHttp.Stats;
 import dev.mcpd.collector.StoredBatches.Row;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -31,19 +28,8 @@ class OtlpIngestTest {
     static final byte[] PROTOBUF = {0x0a, 0x00, 0x12, 0x03, (byte) 0xff, (byte) 0xfe, 0x0d, 0x0a, 0x1a, 0x01, 0x7f};
     static final String OTLP_JSON = "{\"resourceSpans\":[{\"resource\":{},\"scopeSpans\":[]}]}";
 
-    @TempDir
-    static Path dir;
-    static RunningCollector collector;
-
-    @BeforeAll
-    static void start() {
-        collector = RunningCollector.start(dir);
-    }
-
-    @AfterAll
-    static void stop() {
-        collector.close();
-    }
+    @RegisterExtension
+    static final SharedCollector collector = new SharedCollector();
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"/v1/traces", "/v1/logs", "/v1/metrics"})

@@ -58,6 +58,14 @@ class QuotaPerMinuteTest {
         return assertThrows(IngestRefusal.class, () -> quota.process(exchange()));
     }
 
+    /** The Retry-After of the request refused once a quota of one was taken at this instant. */
+    private static int retryAfterPastAQuotaOfOneAt(Instant now) {
+        QuotaPerMinute quota = new QuotaPerMinute(1, new SetClock(now));
+        take(quota, 1);
+
+        return refused(quota).retryAfterSeconds().orElseThrow();
+    }
+
     @Test
     void theRequestPastTheQuotaInOneMinuteIsRefused429() {
         SetClock clock = new SetClock(MINUTE.plusSeconds(10));
@@ -72,29 +80,17 @@ class QuotaPerMinuteTest {
 
     @Test
     void retryAfterIsTheSecondsLeftInTheMinute() {
-        SetClock clock = new SetClock(MINUTE.plusSeconds(45));
-        QuotaPerMinute quota = new QuotaPerMinute(1, clock);
-        take(quota, 1);
-
-        assertEquals(15, refused(quota).retryAfterSeconds().orElseThrow());
+        assertEquals(15, retryAfterPastAQuotaOfOneAt(MINUTE.plusSeconds(45)));
     }
 
     @Test
     void retryAfterIsOneSecondInTheLastSecondOfTheMinute() {
-        SetClock clock = new SetClock(MINUTE.plusMillis(59_999));
-        QuotaPerMinute quota = new QuotaPerMinute(1, clock);
-        take(quota, 1);
-
-        assertEquals(1, refused(quota).retryAfterSeconds().orElseThrow());
+        assertEquals(1, retryAfterPastAQuotaOfOneAt(MINUTE.plusMillis(59_999)));
     }
 
     @Test
     void retryAfterIsSixtySecondsAtTheFirstInstantOfTheMinute() {
-        SetClock clock = new SetClock(MINUTE);
-        QuotaPerMinute quota = new QuotaPerMinute(1, clock);
-        take(quota, 1);
-
-        assertEquals(60, refused(quota).retryAfterSeconds().orElseThrow());
+        assertEquals(60, retryAfterPastAQuotaOfOneAt(MINUTE));
     }
 
     @Test

@@ -1,42 +1,22 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.OtlpTelemetry.contains;
+import static dev.mcpd.testing.OtlpTelemetry.gunzip;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
-import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.testing.OtlpTelemetry;
+import dev.mcpd.testing.OtlpTelemetry.Sender;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.logs.Severity;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.exporter.otlp.http.logs.OtlpHttpLogRecordExporter;
-import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
-import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
-import io.opentelemetry.sdk.common.Clock;
 import io.opentelemetry.sdk.common.CompletableResultCode;
-import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
-import io.opentelemetry.sdk.logs.LogRecordProcessor;
-import io.opentelemetry.sdk.logs.SdkLoggerProvider;
 import io.opentelemetry.sdk.logs.data.LogRecordData;
-import io.opentelemetry.sdk.logs.export.LogRecordExporter;
-import io.opentelemetry.sdk.logs.export.SimpleLogRecordProcessor;
-import io.opentelemetry.sdk.metrics.InstrumentType;
-import io.opentelemetry.sdk.metrics.SdkMeterProvider;
-import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
 import io.opentelemetry.sdk.metrics.data.MetricData;
-import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
-import io.opentelemetry.sdk.metrics.export.MetricReader;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.IdGenerator;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,100 +31,28 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
-import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * SPEC §2 with a real client: the OpenTelemetry Java SDK's OTLP/HTTP exporters, over each of the SDK's two HTTP
- * senders, export traces, logs and metrics to the relay, uncompressed and gzip-compressed, and the spool holds the
- * bytes they sent.
+ * senders ({@link Sender}), export traces, logs and metrics to the relay, uncompressed and gzip-compressed, and the
+ * spool holds the bytes they sent.
  *
  * <p>The exporters' protobuf is deterministic for the same data, so every test collects its telemetry once (fixed
- * clock, fixed ids) and exports the very same data twice: the gzip entry must gunzip to the uncompressed entry's body.
+ * clock, fixed ids: {@link OtlpTelemetry}) and exports the very same data twice: the gzip entry must gunzip to the
+ * uncompressed entry's body.
  *
  * <p>Every export goes through a {@link WireTap} in front of the relay, which records what the client wrote, so each
  * run checks on the wire that the sender it names really sent the request.
  */
 class OpenTelemetryExporterTest {
 
-    /** Fixed time for every piece of telemetry: 2025-11-24T16:00:00Z, in epoch nanoseconds. */
-    static final long START_NANOS = 1_764_000_000_000_000_000L;
-    static final long END_NANOS = START_NANOS + 42_000_000L;
-    static final Resource RESOURCE = Resource.create(
-            Attributes.of(AttributeKey.stringKey("service.name"), "mcpd-relay-exporter-test"));
-    static final Clock FIXED_CLOCK = new Clock() {
-        @Override
-        public long now() {
-            return END_NANOS;
-        }
-
-        @Override
-        public long nanoTime() {
-            return END_NANOS;
-        }
-    };
+    static final OtlpTelemetry TELEMETRY = new OtlpTelemetry("mcpd-relay-exporter-test", "dev.mcpd.relay.test");
 
     @RegisterExtension
     static final SharedRelay relay = new SharedRelay();
-
-
-
-    /**
-     * The SDK's two HTTP senders. With both on the classpath (as here) the exporter's builder loads every
-     * {@code HttpSenderProvider} by ServiceLoader when {@code build()} runs, and picks the one whose class name the
-     * system property (or environment variable) {@code io.opentelemetry.sdk.common.export.HttpSenderProvider} names;
-     * without it, it logs "Multiple HttpSenderProvider found" and takes whichever came first.
-     */
-    enum Sender {
-        OKHTTP("io.opentelemetry.exporter.sender.okhttp.internal.OkHttpHttpSenderProvider") {
-            /** OkHttp speaks plain HTTP/1.1 to a cleartext endpoint and never offers an upgrade. */
-            @Override
-            void assertSentTheRequests(String clientBytes, String path) {
-                assertTrue(clientBytes.contains("POST " + path + " HTTP/1.1\r\n"), "an HTTP/1.1 request on the wire");
-                assertTrue(!clientBytes.toLowerCase(Locale.ROOT).contains("\r\nupgrade:"),
-                        "the OkHttp sender offers no protocol upgrade; this run used another sender:\n" + clientBytes);
-            }
-        },
-        JDK("io.opentelemetry.exporter.sender.jdk.internal.JdkHttpSenderProvider") {
-            /** The JDK HttpClient (HTTP/2 by default) opens a cleartext connection with an h2c upgrade request. */
-            @Override
-            void assertSentTheRequests(String clientBytes, String path) {
-                assertTrue(clientBytes.contains("POST " + path + " HTTP/1.1\r\n"), "an HTTP/1.1 request on the wire");
-                assertTrue(clientBytes.toLowerCase(Locale.ROOT).contains("\r\nupgrade: h2c\r\n"),
-                        "the JDK HttpClient sender asks for an h2c upgrade; this run used another sender:\n"
-                                + clientBytes);
-            }
-        };
-
-        static final String SELECTING_PROPERTY = "io.opentelemetry.sdk.common.export.HttpSenderProvider";
-
-        final String providerClass;
-
-        Sender(String providerClass) {
-            this.providerClass = providerClass;
-        }
-
-        /** Builds an exporter while the selecting property names this sender; the property is read by build(). */
-        <T> T build(Supplier<T> building) {
-            synchronized (Sender.class) {
-                String before = System.getProperty(SELECTING_PROPERTY);
-                System.setProperty(SELECTING_PROPERTY, providerClass);
-                try {
-                    return building.get();
-                } finally {
-                    if (before == null) {
-                        System.clearProperty(SELECTING_PROPERTY);
-                    } else {
-                        System.setProperty(SELECTING_PROPERTY, before);
-                    }
-                }
-            }
-        }
-
-        abstract void assertSentTheRequests(String clientBytes, String path);
-    }
 
     /** Builds an exporter for the endpoint with the compression ("none" or "gzip"), exports once, shuts it down. */
     @FunctionalInterface
@@ -156,17 +64,11 @@ class OpenTelemetryExporterTest {
     @EnumSource(Sender.class)
     void spansExportedPlainAndGzippedAreAcceptedAndSpooledByteForByte(Sender sender) throws Exception {
         String spanName = "relay-test span sent by " + sender;
-        Collection<SpanData> spans = spans(spanName);
+        Collection<SpanData> spans = TELEMETRY.spans(spanName, span -> span.addEvent("sent",
+                Attributes.of(AttributeKey.longKey("bytes"), 1234L), OtlpTelemetry.START_NANOS + 1_000L, NANOSECONDS));
 
-        Exported exported = exportPlainThenGzip(sender, "/v1/traces", (endpoint, compression) -> {
-            OtlpHttpSpanExporter exporter = sender.build(() -> OtlpHttpSpanExporter.builder()
-                    .setEndpoint(endpoint).setCompression(compression).build());
-            try {
-                return exporter.export(spans).join(10, SECONDS);
-            } finally {
-                exporter.shutdown().join(10, SECONDS);
-            }
-        });
+        Exported exported = exportPlainThenGzip(sender, "/v1/traces",
+                (endpoint, compression) -> sender.exportSpans(endpoint, compression, spans, 10));
 
         exported.assertTheSameProtobufCarrying(spanName);
     }
@@ -175,17 +77,10 @@ class OpenTelemetryExporterTest {
     @EnumSource(Sender.class)
     void logRecordsExportedPlainAndGzippedAreAcceptedAndSpooledByteForByte(Sender sender) throws Exception {
         String logBody = "relay-test log record sent by " + sender;
-        Collection<LogRecordData> logs = logRecords(logBody);
+        Collection<LogRecordData> logs = TELEMETRY.logRecords(logBody);
 
-        Exported exported = exportPlainThenGzip(sender, "/v1/logs", (endpoint, compression) -> {
-            OtlpHttpLogRecordExporter exporter = sender.build(() -> OtlpHttpLogRecordExporter.builder()
-                    .setEndpoint(endpoint).setCompression(compression).build());
-            try {
-                return exporter.export(logs).join(10, SECONDS);
-            } finally {
-                exporter.shutdown().join(10, SECONDS);
-            }
-        });
+        Exported exported = exportPlainThenGzip(sender, "/v1/logs",
+                (endpoint, compression) -> sender.exportLogs(endpoint, compression, logs, 10));
 
         exported.assertTheSameProtobufCarrying(logBody);
     }
@@ -194,17 +89,10 @@ class OpenTelemetryExporterTest {
     @EnumSource(Sender.class)
     void metricsExportedPlainAndGzippedAreAcceptedAndSpooledByteForByte(Sender sender) throws Exception {
         String metricName = "relay_test_requests_sent_by_" + sender.name().toLowerCase(Locale.ROOT);
-        Collection<MetricData> metrics = counterMetrics(metricName);
+        Collection<MetricData> metrics = TELEMETRY.counterMetrics(metricName);
 
-        Exported exported = exportPlainThenGzip(sender, "/v1/metrics", (endpoint, compression) -> {
-            OtlpHttpMetricExporter exporter = sender.build(() -> OtlpHttpMetricExporter.builder()
-                    .setEndpoint(endpoint).setCompression(compression).build());
-            try {
-                return exporter.export(metrics).join(10, SECONDS);
-            } finally {
-                exporter.shutdown().join(10, SECONDS);
-            }
-        });
+        Exported exported = exportPlainThenGzip(sender, "/v1/metrics",
+                (endpoint, compression) -> sender.exportMetrics(endpoint, compression, metrics, 10));
 
         exported.assertTheSameProtobufCarrying(metricName);
     }
@@ -220,7 +108,7 @@ class OpenTelemetryExporterTest {
             assertEquals("application/x-protobuf", plain.contentType());
             assertEquals("application/x-protobuf", gzip.contentType());
             assertEquals("", plain.contentEncoding(), "the uncompressed export has no content encoding");
-            assertTrue(contains(plain.body(), text.getBytes(StandardCharsets.UTF_8)),
+            assertTrue(contains(plain.body(), text),
                     "the protobuf carries \"" + text + "\"");
 
             assertEquals("gzip", gzip.contentEncoding());
@@ -252,164 +140,7 @@ class OpenTelemetryExporterTest {
         return added.get(0).request();
     }
 
-    // ---- telemetry built by the SDK, with a fixed clock and fixed ids ----
-
-    static Collection<SpanData> spans(String spanName) {
-        List<SpanData> collected = new ArrayList<>();
-        SdkTracerProvider tracerProvider = SdkTracerProvider.builder()
-                .setResource(RESOURCE)
-                .setClock(FIXED_CLOCK)
-                .setIdGenerator(new IdGenerator() {
-                    @Override
-                    public String generateSpanId() {
-                        return "b7ad6b7169203331";
-                    }
-
-                    @Override
-                    public String generateTraceId() {
-                        return "0af7651916cd43dd8448eb211c80319c";
-                    }
-                })
-                .addSpanProcessor(SimpleSpanProcessor.create(collecting(collected)))
-                .build();
-        try {
-            Span span = tracerProvider.get("dev.mcpd.relay.test", "1.0.0").spanBuilder(spanName)
-                    .setSpanKind(SpanKind.CLIENT)
-                    .setStartTimestamp(START_NANOS, NANOSECONDS)
-                    .setAttribute("http.request.method", "POST")
-                    .startSpan();
-            span.addEvent("sent", Attributes.of(AttributeKey.longKey("bytes"), 1234L), START_NANOS + 1_000L, NANOSECONDS);
-            span.end(END_NANOS, NANOSECONDS);
-        } finally {
-            tracerProvider.shutdown().join(10, SECONDS);
-        }
-        assertEquals(1, collected.size());
-        return List.copyOf(collected);
-    }
-
-    static Collection<LogRecordData> logRecords(String body) {
-        List<LogRecordData> collected = new ArrayList<>();
-        LogRecordProcessor processor = SimpleLogRecordProcessor.create(new LogRecordExporter() {
-            @Override
-            public CompletableResultCode export(Collection<LogRecordData> logs) {
-                collected.addAll(logs);
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode flush() {
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode shutdown() {
-                return CompletableResultCode.ofSuccess();
-            }
-        });
-        SdkLoggerProvider loggerProvider = SdkLoggerProvider.builder()
-                .setResource(RESOURCE).setClock(FIXED_CLOCK).addLogRecordProcessor(processor).build();
-        try {
-            loggerProvider.get("dev.mcpd.relay.test").logRecordBuilder()
-                    .setTimestamp(START_NANOS, NANOSECONDS)
-                    .setObservedTimestamp(END_NANOS, NANOSECONDS)
-                    .setSeverity(Severity.WARN)
-                    .setSeverityText("WARN")
-                    .setBody(body)
-                    .setAttribute(AttributeKey.stringKey("upstream"), "http://127.0.0.1:9")
-                    .emit();
-        } finally {
-            loggerProvider.shutdown().join(10, SECONDS);
-        }
-        assertEquals(1, collected.size());
-        return List.copyOf(collected);
-    }
-
-    /** A counter, read once through a metric reader that collects on demand (the SDK's own collection path). */
-    static Collection<MetricData> counterMetrics(String name) {
-        OnDemandReader reader = new OnDemandReader();
-        SdkMeterProvider meterProvider = SdkMeterProvider.builder()
-                .setResource(RESOURCE).setClock(FIXED_CLOCK).registerMetricReader(reader).build();
-        try {
-            var counter = meterProvider.get("dev.mcpd.relay.test").counterBuilder(name)
-                    .setDescription("requests the test sent").setUnit("{request}").build();
-            counter.add(3, Attributes.of(AttributeKey.stringKey("path"), "/v1/metrics"));
-            counter.add(4, Attributes.of(AttributeKey.stringKey("path"), "/v1/metrics"));
-            Collection<MetricData> metrics = List.copyOf(reader.registration.collectAllMetrics());
-            assertEquals(1, metrics.size());
-            MetricData metric = metrics.iterator().next();
-            assertEquals(name, metric.getName());
-            assertEquals(InstrumentationScopeInfo.create("dev.mcpd.relay.test"), metric.getInstrumentationScopeInfo());
-            assertEquals(7L, metric.getLongSumData().getPoints().iterator().next().getValue());
-            return metrics;
-        } finally {
-            meterProvider.shutdown().join(10, SECONDS);
-        }
-    }
-
-    static final class OnDemandReader implements MetricReader {
-        volatile CollectionRegistration registration = CollectionRegistration.noop();
-
-        @Override
-        public void register(CollectionRegistration registration) {
-            this.registration = registration;
-        }
-
-        @Override
-        public AggregationTemporality getAggregationTemporality(InstrumentType instrumentType) {
-            return AggregationTemporality.CUMULATIVE;
-        }
-
-        @Override
-        public CompletableResultCode forceFlush() {
-            return CompletableResultCode.ofSuccess();
-        }
-
-        @Override
-        public CompletableResultCode shutdown() {
-            return CompletableResultCode.ofSuccess();
-        }
-    }
-
-    static SpanExporter collecting(List<SpanData> into) {
-        return new SpanExporter() {
-            @Override
-            public CompletableResultCode export(Collection<SpanData> spans) {
-                into.addAll(spans);
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode flush() {
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode shutdown() {
-                return CompletableResultCode.ofSuccess();
-            }
-        };
-    }
-
-    // ---- bytes ----
-
-    static byte[] gunzip(byte[] gzipped) throws IOException {
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzipped))) {
-            return in.readAllBytes();
-        }
-    }
-
-    static boolean contains(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= haystack.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (haystack[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return true;
-        }
-        return false;
-    }
+    // ---- the wire ----
 
     /**
      * A TCP pass-through on a loopback port in front of the relay: it forwards bytes both ways untouched and keeps
