@@ -64,6 +64,11 @@ final class CommonOptions {
                     + " Env MCPD_QUOTA_PER_MINUTE; default 0 (no quota).")
     String quotaPerMinute;
 
+    @Option(names = "--routes", paramLabel = "DIR",
+            description = "A directory of *.camel.yaml routes loaded beside the built-in ones (extension points:"
+                    + " direct:mcpd-before-spool, direct:mcpd-after-delivery). Env MCPD_ROUTES; default none.")
+    String routes;
+
     /**
      * The flags given before the command and after it, in that order: a single-valued flag after the
      * command beats the same flag before it, and {@code --upstream} flags add up in the order written.
@@ -82,6 +87,7 @@ final class CommonOptions {
             add(flags, McpdConfig.Option.REQUEST_TIMEOUT_SECONDS, given.requestTimeoutSeconds);
             add(flags, McpdConfig.Option.WORKERS, given.workers);
             add(flags, McpdConfig.Option.QUOTA_PER_MINUTE, given.quotaPerMinute);
+            add(flags, McpdConfig.Option.ROUTES, given.routes);
         }
         return flags;
     }

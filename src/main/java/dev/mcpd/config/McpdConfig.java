@@ -38,6 +38,8 @@ import java.util.stream.Collectors;
  * @param workers        delivery workers ({@code --workers})
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
+ * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
+ *                       ({@code --routes})
  */
 public record McpdConfig(
         ListenAddress listen,
@@ -50,7 +52,8 @@ public record McpdConfig(
         long maxBodyBytes,
         Duration requestTimeout,
         int workers,
-        long quotaPerMinute) {
+        long quotaPerMinute,
+        Optional<Path> routes) {
 
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("0.0.0.0", 4317);
     public static final String DEFAULT_DATA = "./data/mcpd.db";
@@ -80,7 +83,8 @@ public record McpdConfig(
         MAX_BODY_BYTES("--max-body-bytes"),
         REQUEST_TIMEOUT_SECONDS("--request-timeout-seconds"),
         WORKERS("--workers"),
-        QUOTA_PER_MINUTE("--quota-per-minute");
+        QUOTA_PER_MINUTE("--quota-per-minute"),
+        ROUTES("--routes");
 
         private final String flag;
         private final String environmentVariable;
@@ -112,6 +116,7 @@ public record McpdConfig(
         Objects.requireNonNull(ingestKey, "ingestKey");
         Objects.requireNonNull(upstreamKey, "upstreamKey");
         Objects.requireNonNull(requestTimeout, "requestTimeout");
+        Objects.requireNonNull(routes, "routes");
         check(Option.DATA, () -> checkData(data));
         for (URI upstream : upstreams) {
             check(Option.UPSTREAM, () -> checkUpstream(upstream));
@@ -121,6 +126,7 @@ public record McpdConfig(
         check(Option.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
         check(Option.WORKERS, () -> checkWorkers(workers));
         check(Option.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
+        routes.ifPresent(dir -> check(Option.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
         upstreams = List.copyOf(upstreams);
     }
@@ -154,7 +160,8 @@ public record McpdConfig(
                                 text -> checkRequestTimeout(Duration.ofSeconds(wholeNumber(text))))
                         .orElse(DEFAULT_REQUEST_TIMEOUT),
                 given.single(Option.WORKERS, text -> checkWorkers(wholeNumber(text))).orElse(DEFAULT_WORKERS),
-                given.single(Option.QUOTA_PER_MINUTE, text -> checkQuota(wholeNumber(text))).orElse(0L));
+                given.single(Option.QUOTA_PER_MINUTE, text -> checkQuota(wholeNumber(text))).orElse(0L),
+                given.single(Option.ROUTES, text -> existingDirectory(parseDirectory(text))));
     }
 
     /** The configuration given by environment variables alone (no flags): handy for tests. */
@@ -210,7 +217,9 @@ public record McpdConfig(
                                 ? "upstream key presented to every upstream"
                                 : "each sender's key passed on")
                         + "; spool at " + relaySpoolDir() + ", " + ByteSize.format(spoolMaxBytes)),
-                section("delivery", workers + (workers == 1 ? " worker" : " workers")));
+                section("delivery", workers + (workers == 1 ? " worker" : " workers")),
+                section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
+                        .orElse("built-in only")));
     }
 
     /** Like {@link #describe()}: a record's default text would show the password of a PostgreSQL URL. */
@@ -252,6 +261,13 @@ public record McpdConfig(
             throw new IllegalArgumentException("\"" + data + "\" names no file");
         }
         return data;
+    }
+
+    private static Path existingDirectory(Path dir) {
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("\"" + dir + "\" is not a directory");
+        }
+        return dir;
     }
 
     private static Path parseDirectory(String text) {

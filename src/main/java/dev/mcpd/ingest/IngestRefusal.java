@@ -28,6 +28,11 @@ public final class IngestRefusal extends RuntimeException {
                 Optional.empty(), true);
     }
 
+    /** Refused by an operator's route (an {@link OperatorRefusal}). */
+    public static IngestRefusal forbidden(String reason) {
+        return new IngestRefusal(403, reason, Optional.empty(), false);
+    }
+
     public static IngestRefusal notAllowed(String reason) {
         return new IngestRefusal(405, reason, Optional.empty(), true);
     }

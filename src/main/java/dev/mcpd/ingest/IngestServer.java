@@ -42,7 +42,8 @@ public final class IngestServer {
         this.role = role;
         this.config = config;
         main.configure().withRoutesIncludePattern(
-                "classpath:routes/common/*.camel.yaml,classpath:routes/" + role + "/*.camel.yaml");
+                "classpath:routes/common/*.camel.yaml,classpath:routes/" + role + "/*.camel.yaml"
+                        + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
         main.bind("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));

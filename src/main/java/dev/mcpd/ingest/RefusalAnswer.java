@@ -30,6 +30,8 @@ public final class RefusalAnswer implements Processor {
         IngestRefusal refusal;
         if (caught instanceof IngestRefusal known) {
             refusal = known;
+        } else if (caught instanceof OperatorRefusal byOperator) {
+            refusal = IngestRefusal.forbidden(byOperator.getMessage());
         } else {
             // A fault of ours, not the sender's: the full story goes to the log, and the sender is told to retry.
             FAULTS.error("unexpected failure while taking a request; answering 503", caught);

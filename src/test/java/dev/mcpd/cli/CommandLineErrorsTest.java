@@ -2,7 +2,6 @@ package dev.mcpd.cli;
 
 import static dev.mcpd.cli.McpdRun.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
@@ -97,10 +96,10 @@ class CommandLineErrorsTest {
         assertTrue(run.out().startsWith("Usage: mcpd [OPTIONS] COMMAND [OPTIONS]"), run.out());
         assertTrue(run.out().contains("  relay "), run.out());
         assertTrue(run.out().contains("  config "), run.out());
-        assertFalse(run.out().contains("serve"), run.out());
+        assertTrue(run.out().contains("  serve "), run.out());
         for (String variable : List.of("MCPD_LISTEN", "MCPD_DATA", "MCPD_SPOOL_DIR", "MCPD_UPSTREAMS", "MCPD_INGEST_KEY",
                 "MCPD_UPSTREAM_KEY", "MCPD_SPOOL_MAX_BYTES", "MCPD_MAX_BODY_BYTES", "MCPD_REQUEST_TIMEOUT_SECONDS",
-                "MCPD_WORKERS")) {
+                "MCPD_WORKERS", "MCPD_QUOTA_PER_MINUTE", "MCPD_ROUTES")) {
             assertTrue(run.out().contains(variable), variable + " in " + run.out());
         }
     }

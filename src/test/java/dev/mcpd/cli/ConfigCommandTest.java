@@ -43,7 +43,8 @@ class ConfigCommandTest {
                 "store           ./data/mcpd.db (embedded SQLite)",
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
-                "delivery        4 workers"), run.outLines());
+                "delivery        4 workers",
+                "routes          built-in only"), run.outLines());
         assertEquals("", run.err());
     }
 
@@ -62,7 +63,8 @@ class ConfigCommandTest {
                 "store           /x/store.db (embedded SQLite)",
                 "relay           2 upstream(s) in order, http://a:1, http://b:1; upstream key presented to every"
                         + " upstream; spool at /s/relay, 2 MiB",
-                "delivery        3 workers"), after.outLines());
+                "delivery        3 workers",
+                "routes          built-in only"), after.outLines());
     }
 
     @Test

@@ -13,14 +13,15 @@ import org.junit.jupiter.api.Test;
 class ConfigDescriptionTest {
 
     @Test
-    void defaultsDescribeFiveSectionsInOrder() {
+    void defaultsDescribeSixSectionsInOrder() {
         assertEquals(List.of(
                 "listen          0.0.0.0:4317; bodies up to 16 MiB, read within 30 s",
                 "ingest          open: no sender key required",
                 "store           ./data/mcpd.db (embedded SQLite)",
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
-                "delivery        4 workers"), McpdConfig.fromEnvironment(Map.of()).describe());
+                "delivery        4 workers",
+                "routes          built-in only"), McpdConfig.fromEnvironment(Map.of()).describe());
     }
 
     @Test

@@ -94,8 +94,7 @@ public final class TestUpstream implements AutoCloseable {
     }
 
     private void handle(HttpExchange exchange) throws IOException {
-        int now = inFlight.incrementAndGet();
-        maxInFlight.accumulateAndGet(now, Math::max);
+        boolean delivery = false;
         try (exchange) {
             byte[] body = exchange.getRequestBody().readAllBytes();
             Received request = new Received(Instant.now(), exchange.getRequestMethod(),
@@ -106,6 +105,8 @@ public final class TestUpstream implements AutoCloseable {
                 exchange.sendResponseHeaders(readyStatus, -1);
                 return;
             }
+            delivery = true;
+            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max); // probes are not counted
             received.add(request);
             Answer answer = behaviour.apply(request);
             if (!answer.delay().isZero()) {
@@ -119,7 +120,9 @@ public final class TestUpstream implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            inFlight.decrementAndGet();
+            if (delivery) {
+                inFlight.decrementAndGet();
+            }
         }
     }
 

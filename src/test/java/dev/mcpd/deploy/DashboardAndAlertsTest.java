@@ -1,0 +1,228 @@
+package dev.mcpd.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.relay.RelayApplication;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * deploy/grafana/mcpd-relay.json and deploy/prometheus/alerts.yaml query only metrics a real relay exports: a relay
+ * is started in this JVM, its GET /metrics read, and every mcpd_* name in the dashboard's queries and the rules'
+ * expressions looked up among the families it served.
+ */
+class DashboardAndAlertsTest {
+
+    static final String DASHBOARD = "deploy/grafana/mcpd-relay.json";
+    static final String ALERTS = "deploy/prometheus/alerts.yaml";
+
+    private static Path dir;
+    private static RelayApplication relay;
+    /** The metric names the relay serves: every sample's name, and every family named by # TYPE. */
+    private static Set<String> exported;
+
+    @BeforeAll
+    static void scrapeARealRelay() throws Exception {
+        dir = Files.createTempDirectory("mcpd-deploy-metrics");
+        int port = DeployFiles.freePort();
+        relay = RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
+                "MCPD_LISTEN", "127.0.0.1:" + port,
+                "MCPD_DATA", dir.resolve("mcpd.db").toString(),
+                "MCPD_UPSTREAMS", "http://127.0.0.1:9")));
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/metrics")).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, metrics.statusCode());
+        exported = new TreeSet<>();
+        for (String line : metrics.body().split("\n")) {
+            if (line.startsWith("# TYPE ")) {
+                exported.add(line.split(" ")[2]);
+            } else if (!line.isBlank() && !line.startsWith("#")) {
+                exported.add(line.split("[{ ]", 2)[0]);
+            }
+        }
+    }
+
+    @AfterAll
+    static void stopTheRelay() throws Exception {
+        if (relay != null) {
+            relay.close();
+        }
+        if (dir != null) {
+            try (var files = Files.walk(dir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    /** Names not exported, allowing a histogram's or summary's series suffixes. */
+    private static Set<String> notExported(Set<String> names) {
+        return names.stream().filter(name -> !exported.contains(name)
+                        && !exported.contains(name.replaceFirst("_(bucket|sum|count)$", "")))
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    // ---- the dashboard
+
+    private static JsonNode dashboard() throws Exception {
+        return new ObjectMapper().readTree(DeployFiles.read(DASHBOARD));
+    }
+
+    /** Every query text of the dashboard: panels' target expressions and the template variables' queries. */
+    private static List<String> dashboardQueries(JsonNode dashboard) {
+        List<String> queries = new java.util.ArrayList<>();
+        collect(dashboard, queries);
+        return queries;
+    }
+
+    private static void collect(JsonNode node, List<String> queries) {
+        if (node.isObject()) {
+            node.fields().forEachRemaining(field -> {
+                if (Set.of("expr", "query", "definition").contains(field.getKey()) && field.getValue().isTextual()) {
+                    queries.add(field.getValue().asText());
+                }
+                collect(field.getValue(), queries);
+            });
+        } else if (node.isArray()) {
+            node.forEach(child -> collect(child, queries));
+        }
+    }
+
+    private static Set<String> metricsIn(List<String> texts) {
+        Set<String> names = new TreeSet<>();
+        texts.forEach(text -> names.addAll(DeployFiles.matches(DeployFiles.MCPD_METRIC, text)));
+        return names;
+    }
+
+    @Test
+    void theRelayExportsEveryMetricOfTheReadmeTable() {
+        Set<String> readme = DeployFiles.matches(java.util.regex.Pattern.compile("`(mcpd_relay_[a-z_]+|mcpd_uptime_seconds)"),
+                DeployFiles.read("README.md")).stream().map(name -> name.substring(1))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertTrue(readme.size() >= 11, "the README's metrics table: " + readme);
+        assertEquals(Set.of(), notExported(readme), "exported: " + exported);
+    }
+
+    @Test
+    void everyMetricTheDashboardQueriesIsOneTheRelayExports() throws Exception {
+        Set<String> used = metricsIn(dashboardQueries(dashboard()));
+        assertTrue(used.size() >= 8, "the dashboard queries mcpd metrics: " + used);
+        assertEquals(Set.of(), notExported(used), "exported: " + exported);
+    }
+
+    @Test
+    void theDashboardShowsTheSpoolIngestDeliveryFailoverUpstreamsAndDeadLetters() throws Exception {
+        JsonNode dashboard = dashboard();
+        assertEquals("mcpd relay", dashboard.path("title").asText());
+        assertFalse(dashboard.path("uid").asText().isEmpty());
+        assertTrue(metricsIn(dashboardQueries(dashboard)).containsAll(Set.of(
+                "mcpd_relay_spool_entries", "mcpd_relay_spool_bytes", "mcpd_relay_spool_oldest_seconds",
+                "mcpd_relay_accepted_total", "mcpd_relay_refused_full_total", "mcpd_relay_delivered_total",
+                "mcpd_relay_failovers_total", "mcpd_relay_upstream_up", "mcpd_relay_dead_letter_total")));
+        Set<Integer> ids = new HashSet<>();
+        for (JsonNode panel : dashboard.path("panels")) {
+            assertTrue(ids.add(panel.path("id").asInt()), "panel ids are unique");
+            JsonNode grid = panel.path("gridPos");
+            assertTrue(grid.path("x").asInt() + grid.path("w").asInt() <= 24, panel.path("title") + " fits the grid");
+            if (!panel.path("type").asText().equals("row")) {
+                assertFalse(panel.path("targets").isEmpty(), panel.path("title") + " has queries");
+                for (JsonNode target : panel.path("targets")) {
+                    assertFalse(target.path("expr").asText().isBlank(), panel.path("title") + " query");
+                    assertEquals("${datasource}", target.path("datasource").path("uid").asText(),
+                            "the data source is the dashboard's variable");
+                }
+            }
+        }
+        assertTrue(ids.size() >= 10, "panels: " + ids.size());
+    }
+
+    // ---- the alert rules
+
+    /** Every rule of every group, by alert name. */
+    private static Map<String, Map<String, Object>> rules() {
+        Map<String, Map<String, Object>> rules = new LinkedHashMap<>();
+        Set<String> groups = new HashSet<>();
+        for (Object group : DeployFiles.list(DeployFiles.yamlMap(ALERTS).get("groups"), "groups")) {
+            Map<String, Object> g = DeployFiles.map(group, "group");
+            assertTrue(groups.add(String.valueOf(g.get("name"))), "group names are unique");
+            for (Object rule : DeployFiles.list(g.get("rules"), g.get("name") + " rules")) {
+                Map<String, Object> r = DeployFiles.map(rule, "rule");
+                String name = String.valueOf(r.get("alert"));
+                assertTrue(rules.put(name, r) == null, "alert names are unique: " + name);
+            }
+        }
+        return rules;
+    }
+
+    private static String expr(String alert) {
+        Map<String, Object> rule = rules().get(alert);
+        assertTrue(rule != null, "an alert " + alert + " in " + rules().keySet());
+        return String.valueOf(rule.get("expr")).replaceAll("\\s+", " ").strip();
+    }
+
+    @Test
+    void everyMetricTheAlertRulesQueryIsOneTheRelayExports() {
+        Set<String> used = new TreeSet<>();
+        rules().values().forEach(rule -> {
+            used.addAll(DeployFiles.matches(DeployFiles.MCPD_METRIC, String.valueOf(rule.get("expr"))));
+            used.addAll(DeployFiles.matches(DeployFiles.MCPD_METRIC, String.valueOf(rule.get("annotations"))));
+        });
+        assertTrue(used.size() >= 6, "the rules query mcpd metrics: " + used);
+        assertEquals(Set.of(), notExported(used), "exported: " + exported);
+    }
+
+    @Test
+    void everyRuleIsAnAlertWithASeverityAndASummary() {
+        rules().forEach((name, rule) -> {
+            assertTrue(name.matches("McpdRelay[A-Za-z0-9]+"), name);
+            assertFalse(String.valueOf(rule.get("expr")).isBlank(), name + " expr");
+            assertTrue(Set.of("critical", "warning", "info").contains(
+                    DeployFiles.map(rule.get("labels"), name + " labels").get("severity")), name + " severity");
+            assertFalse(String.valueOf(DeployFiles.map(rule.get("annotations"), name).get("summary")).isBlank());
+            Object forDuration = rule.get("for");
+            assertTrue(forDuration == null || String.valueOf(forDuration).matches("\\d+[smh]"), name + " for");
+        });
+    }
+
+    @Test
+    void theRulesCoverDeliveryBehindPrimaryFailingDeadLettersTheSpoolAndReadiness() {
+        assertTrue(expr("McpdRelayDeliveryBehind").matches(".*mcpd_relay_spool_oldest_seconds.*> \\d+"));
+        assertTrue(expr("McpdRelayPrimaryFailing").contains("rate(mcpd_relay_failovers_total[5m])")
+                && expr("McpdRelayPrimaryFailing").endsWith("> 0"));
+        assertTrue(expr("McpdRelayDeadLetters").contains("mcpd_relay_dead_letter_total")
+                && expr("McpdRelayDeadLetters").endsWith("> 0"));
+        // The spool bound is not a metric: the rules take the default bound, 80% of it as /readyz does.
+        String eightyPercent = "0.8 * " + McpdConfig.DEFAULT_SPOOL_MAX_BYTES;
+        assertTrue(expr("McpdRelaySpoolOver80Percent").contains("mcpd_relay_spool_bytes")
+                && expr("McpdRelaySpoolOver80Percent").endsWith("> " + eightyPercent));
+        assertTrue(expr("McpdRelaySpoolFull").contains("mcpd_relay_refused_full_total"));
+        assertEquals("up{job=\"mcpd-relay\"} == 0", expr("McpdRelayDown"));
+        assertTrue(expr("McpdRelayNoUpstreamReachable").contains("(mcpd_relay_upstream_up) == 0"));
+        assertTrue(expr("McpdRelayNotReady").contains("(mcpd_relay_upstream_up) == 0")
+                && expr("McpdRelayNotReady").contains(">= " + eightyPercent));
+        assertTrue(DeployFiles.read(ALERTS).contains("1073741824 bytes (1 GiB, the default)"),
+                "the threshold's bound is documented");
+        assertEquals(1073741824L, McpdConfig.DEFAULT_SPOOL_MAX_BYTES);
+    }
+}
