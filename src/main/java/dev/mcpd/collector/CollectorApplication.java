@@ -2,9 +2,6 @@ package dev.mcpd.collector;
 
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.ingest.IngestServer;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.time.InstantSource;
 import org.apache.camel.main.Main;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,28 +37,17 @@ public final class CollectorApplication implements AutoCloseable {
 
     /** Starts the collector and returns once it serves. */
     public static CollectorApplication start(McpdConfig config) {
-        StoreLocation location = StoreLocation.of(config.data());
-        JdbcStore store;
+        CollectorBeans beans;
         try {
-            store = JdbcStore.open(location);
+            beans = CollectorBeans.open(config);
         } catch (StoreUnavailable e) {
             throw new IngestServer.StartFailure(e.getMessage(), e);
         }
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        CollectorMetrics metrics = new CollectorMetrics(registry);
-        Main main = IngestServer.forRole("serve", config)
-                .closeWith(store)
-                .bind("collectorTargetCheck", new CollectorTargetCheck())
-                .bind("quota", new QuotaPerMinute(config.quotaPerMinute(), InstantSource.system()))
-                .bind("batchReader", new BatchReader(config.maxBodyBytes()))
-                .bind("archiveStep", new ArchiveStep(store, metrics))
-                .bind("collectorAnswer", new CollectorAnswer())
-                .bind("statsAnswer", new StatsAnswer(store))
-                .readiness(new CollectorReadiness(store))
-                .metrics(registry)
-                .start();
-        LOG.info("collector listening on {}, archiving in {}", config.listen(), location.describe());
-        return new CollectorApplication(main, store);
+        IngestServer server = IngestServer.forRole("serve", config).closeWith(beans);
+        beans.bindTo(server::bind);
+        Main main = server.start();
+        LOG.info("collector listening on {}, archiving in {}", config.listen(), beans.store().location().describe());
+        return new CollectorApplication(main, beans.store());
     }
 
     public JdbcStore store() {

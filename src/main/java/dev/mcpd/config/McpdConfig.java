@@ -300,6 +300,11 @@ public record McpdConfig(
             throw new IllegalArgumentException("\"" + redact(upstream.toString())
                     + "\" is not an upstream URL: it names no host (host names may use letters, digits, '-' and '.')");
         }
+        if (upstream.getRawUserInfo() != null) {
+            // The HTTP client refuses such URLs, and a key in a URL ends up in `ps` and shell history.
+            throw new IllegalArgumentException("\"" + redact(upstream.toString())
+                    + "\" carries a user or password: give the relay's key with --upstream-key instead");
+        }
         return upstream;
     }
 

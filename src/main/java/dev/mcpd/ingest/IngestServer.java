@@ -1,14 +1,12 @@
 package dev.mcpd.ingest;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.observability.MetricsScrape;
 import dev.mcpd.observability.ProbeAnswer;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
+import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.Main;
@@ -20,8 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What the relay and the collector share (SPEC §9: "same listener, probes, key check, body limit and timeout"): one
  * Camel Main on {@code --listen}, the routes under {@code routes/common/} (probes, metrics, ingest refusals) plus the
- * role's own folder, and the beans those routes use. A role binds its own beans, gives its readiness and its meters,
- * and starts it.
+ * role's own folder, and the beans those routes use. A role binds its own beans (among them {@code readiness} and
+ * {@code metricsScrape}) and starts it.
  */
 public final class IngestServer {
 
@@ -46,13 +44,7 @@ public final class IngestServer {
                         + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
-        main.bind("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
-        main.bind("answerHeaders", new AnswerHeaderPolicy());
-        main.bind("ingestTargetCheck", new IngestTargetCheck());
-        main.bind("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
-        main.bind("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout()));
-        main.bind("refusalAnswer", new RefusalAnswer());
-        main.bind("liveness", ProbeAnswer.liveness());
+        bindShared(config, main::bind);
         main.addMainListener(new MainListenerSupport() {
             @Override
             public void afterConfigure(BaseMainSupport configured) {
@@ -65,6 +57,20 @@ public final class IngestServer {
                 }
             }
         });
+    }
+
+    /**
+     * Binds the beans the common routes and both roles' ingest use (also for Camel JBang, whose configuration class
+     * binds into its own registry).
+     */
+    public static void bindShared(McpdConfig config, BiConsumer<String, Object> bind) {
+        bind.accept("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
+        bind.accept("answerHeaders", new AnswerHeaderPolicy());
+        bind.accept("ingestTargetCheck", new IngestTargetCheck());
+        bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
+        bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout()));
+        bind.accept("refusalAnswer", new RefusalAnswer());
+        bind.accept("liveness", ProbeAnswer.liveness());
     }
 
     /** A server for a role whose routes live in {@code routes/<role>/}. */
@@ -82,16 +88,6 @@ public final class IngestServer {
     public IngestServer property(String key, String value) {
         main.addOverrideProperty(key, value);
         return this;
-    }
-
-    /** What {@code /readyz} answers. */
-    public IngestServer readiness(Supplier<ProbeAnswer.Verdict> readiness) {
-        return bind("readiness", new ProbeAnswer(readiness));
-    }
-
-    /** The registry {@code /metrics} exposes. */
-    public IngestServer metrics(PrometheusMeterRegistry registry) {
-        return bind("metricsScrape", new MetricsScrape(registry));
     }
 
     /** Closes the resource when the server stops, after its routes (or when it fails to start). */

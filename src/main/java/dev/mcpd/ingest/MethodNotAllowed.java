@@ -10,12 +10,13 @@ import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpRouter;
  * itself. So a last route, behind every Camel route, takes what none of them took: it says {@code Allow: GET} on the
  * probe, metrics, stats and {@code /relay/…} paths, {@code Allow: POST} on ingest paths, with one line of text.
  */
-final class MethodNotAllowed {
+public final class MethodNotAllowed {
 
     private MethodNotAllowed() {
     }
 
-    static void answerOn(CamelContext context, int port) {
+    /** Adds the last route to the platform-http router of the given port, once Camel has started. */
+    public static void answerOn(CamelContext context, int port) {
         VertxPlatformHttpRouter router =
                 VertxPlatformHttpRouter.lookup(context, VertxPlatformHttpRouter.getRouterNameFromPort(port));
         if (router == null) {

@@ -1,16 +1,17 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.observability.RateLimitedLog;
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolFullException;
 import dev.mcpd.spool.SpoolReceipt;
 import dev.mcpd.spool.SpoolRequest;
 import io.vertx.core.http.HttpServerRequest;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -27,7 +28,9 @@ public final class SpoolWriteStep implements Processor {
     public static final String SEQ_PROPERTY = "mcpd.seq";
     static final int RETRY_AFTER_SECONDS = 5;
 
-    private static final Logger LOG = LoggerFactory.getLogger(SpoolWriteStep.class);
+    /** A full disk fails every request: one line a second tells the story. */
+    private static final RateLimitedLog LOG =
+            new RateLimitedLog(LoggerFactory.getLogger(SpoolWriteStep.class), Duration.ofSeconds(1));
 
     private final Spool spool;
     private final boolean passSenderCredential;
@@ -56,7 +59,7 @@ public final class SpoolWriteStep implements Processor {
             if (e.getCause() instanceof SpoolFullException) {
                 throw IngestRefusal.spoolFull(false);
             }
-            LOG.error("spool write failed, answering 503: {}", e.getCause().getMessage());
+            LOG.warn("spool-write", "spool write failed, answering 503: " + e.getCause().getMessage());
             throw IngestRefusal.unavailable("the spool could not store the request; retry later",
                     RETRY_AFTER_SECONDS);
         }

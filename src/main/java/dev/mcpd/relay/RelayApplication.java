@@ -2,29 +2,12 @@ package dev.mcpd.relay;
 
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.Backoff;
-import dev.mcpd.delivery.DeadLetterStep;
-import dev.mcpd.delivery.DeliveryOutcome;
-import dev.mcpd.delivery.DeliveryWorkers;
-import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.UpstreamBoard;
-import dev.mcpd.delivery.UpstreamFailover;
-import dev.mcpd.delivery.UpstreamProbe;
-import dev.mcpd.delivery.UpstreamRequest;
-import dev.mcpd.ingest.IdempotencyKey;
-import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.IngestServer;
-import dev.mcpd.ingest.SpoolAdmission;
-import dev.mcpd.ingest.SpoolWriteStep;
-import dev.mcpd.observability.RelayMetrics;
-import dev.mcpd.observability.RelayReadiness;
-import dev.mcpd.observability.RelayStatus;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.Map;
 import org.apache.camel.main.Main;
 import org.slf4j.Logger;
@@ -87,51 +70,20 @@ public final class RelayApplication implements AutoCloseable {
 
     /** Starts the relay, tuned, and returns once it serves. */
     public static RelayApplication start(McpdConfig config, Tuning tuning) {
-        IngestServer server = IngestServer.forRole("relay", config);
-        Spool spool;
-        DeadLetters deadLetters;
+        RelayBeans beans;
         try {
-            spool = Spool.open(config.relaySpoolDir(), Spool.Options.unbounded().withMaxBytes(config.spoolMaxBytes()));
+            beans = RelayBeans.open(config, tuning);
         } catch (IOException e) {
             throw new IngestServer.StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": "
                     + e.getMessage(), e);
         }
-        server.closeWith(spool);
-        try {
-            deadLetters = new DeadLetters(config.relaySpoolDir());
-        } catch (IOException e) {
-            closeQuietly(spool);
-            throw new IngestServer.StartFailure("cannot open " + config.relaySpoolDir().resolve("dead") + ": "
-                    + e.getMessage(), e);
-        }
-        UpstreamBoard board = new UpstreamBoard(config.upstreams(), tuning.backoff(), InstantSource.system(),
-                tuning.upWindow());
-        DeliveryWorkers workers = new DeliveryWorkers(config.workers());
-        PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        RelayMetrics.bind(metrics, spool, board, deadLetters);
-        server.property("mcpd.workers", Integer.toString(config.workers()))
-                .property("mcpd.probe.interval-ms", Long.toString(tuning.probeInterval().toMillis()))
-                // ingest
-                .bind("spoolAdmission", new SpoolAdmission(spool))
-                .bind("idempotencyKey", new IdempotencyKey())
-                .bind("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()))
-                .bind("ingestAnswer", new IngestAnswer())
-                // delivery
-                .bind("spool", new SpoolComponent(spool, workers))
-                .bind("upstreamRequest", new UpstreamRequest(config.upstreamKey()))
-                .bind("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent()))
-                .bind("deliveryOutcome", new DeliveryOutcome())
-                .bind("deadLetterStep", new DeadLetterStep(deadLetters))
-                .bind("upstreamProbe", new UpstreamProbe(board))
-                // visibility
-                .bind("relayStatus", new RelayStatus(spool, board, deadLetters, workers))
-                .readiness(new RelayReadiness(spool, board))
-                .metrics(metrics);
-        tuning.camelProperties().forEach(server::property);
+        IngestServer server = IngestServer.forRole("relay", config).closeWith(beans);
+        beans.bindTo(server::bind);
+        beans.properties().forEach(server::property);
         Main main = server.start();
         LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listen(), config.relaySpoolDir(),
                 config.upstreams().size());
-        return new RelayApplication(main, spool, board, deadLetters);
+        return new RelayApplication(main, beans.spool(), beans.board(), beans.deadLetters());
     }
 
     /** Stops the relay: routes first (in-flight requests finish), then the spool. */
@@ -150,13 +102,5 @@ public final class RelayApplication implements AutoCloseable {
 
     public DeadLetters deadLetters() {
         return deadLetters;
-    }
-
-    private static void closeQuietly(Spool spool) {
-        try {
-            spool.close();
-        } catch (IOException e) {
-            LOG.warn("closing the spool failed: {}", e.toString());
-        }
     }
 }

@@ -488,7 +488,8 @@ public final class Spool implements Closeable {
             }
         } catch (IOException | RuntimeException e) {
             SpoolWriteException failure = new SpoolWriteException("spool write failed: " + e.getMessage(), e);
-            LOG.error("spool write of {} entries failed: {}", batch.size(), e.toString());
+            // Logged once per batch at DEBUG: the ingest step says it to the operator, a line a second at most.
+            LOG.debug("spool write of {} entries failed: {}", batch.size(), e.toString());
             for (PendingAppend pending : batch) {
                 claimed.addAndGet(-pending.reserved());
                 pending.receipt().completeExceptionally(failure);

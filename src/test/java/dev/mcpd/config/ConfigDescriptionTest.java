@@ -2,6 +2,7 @@ package dev.mcpd.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.config.McpdConfig.Option;
@@ -74,11 +75,22 @@ class ConfigDescriptionTest {
     }
 
     @Test
-    void relayLineRedactsUserinfoOfUpstreams() {
+    void relayLineRedactsKeysInUpstreamQueries() {
         McpdConfig config = McpdConfig.from(Map.of(Option.UPSTREAM,
-                List.of("https://relay:hunter2@a.example", "https://tok3n@b.example:8443/x?api_key=k3y")), Map.of());
-        assertEquals("relay           2 upstream(s) in order, https://relay:***@a.example, https://***@b.example:8443/x?api_key=***;"
+                List.of("https://a.example", "https://b.example:8443/x?api_key=k3y")), Map.of());
+        assertEquals("relay           2 upstream(s) in order, https://a.example, https://b.example:8443/x?api_key=***;"
                 + " each sender's key passed on; spool at ./data/mcpd.spool/relay, 1024 MiB", line(config, "relay"));
+    }
+
+    @Test
+    void anUpstreamUrlCarryingAUserOrPasswordIsRefusedWithoutPrintingIt() {
+        for (String url : List.of("https://relay:hunter2@a.example", "https://hunter2@b.example:8443/x")) {
+            ConfigException refused = assertThrows(ConfigException.class,
+                    () -> McpdConfig.from(Map.of(Option.UPSTREAM, List.of(url)), Map.of()));
+            assertTrue(refused.getMessage().contains("carries a user or password: give the relay's key with"
+                    + " --upstream-key instead"), refused.getMessage());
+            assertFalse(refused.getMessage().contains("hunter2"), refused.getMessage());
+        }
     }
 
     @Test
@@ -93,7 +105,7 @@ class ConfigDescriptionTest {
                 "MCPD_INGEST_KEY", "ingest-s3cr3t",
                 "MCPD_UPSTREAM_KEY", "upstream-s3cr3t",
                 "MCPD_DATA", "postgres://mcpd:db-s3cr3t@db/mcpd",
-                "MCPD_UPSTREAMS", "http://user:url-s3cr3t@a:1"));
+                "MCPD_UPSTREAMS", "http://a:1/?token=url-s3cr3t"));
         String printed = String.join("\n", config.describe()) + "\n" + config;
         assertFalse(printed.contains("s3cr3t"), printed);
         assertTrue(config.toString().startsWith("McpdConfig[listen: 0.0.0.0:4317"), config.toString());

@@ -12,7 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -153,35 +153,42 @@ class RateLimitedLogTest {
     @Test
     void concurrentCallersWithinOneIntervalLogExactlyOneLineAndTheCountAddsUpOnTheNext() throws Exception {
         int threads = 8;
-        int callsEach = 1000;
+        int callsEach = 50_000; // long enough that the threads really overlap, not one after the other
+        int rounds = 4;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<?>> callers = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int thread = t;
-                callers.add(pool.submit(() -> {
-                    go.await();
-                    for (int i = 0; i < callsEach; i++) {
-                        log.warn("503 full", "refused by thread " + thread + " call " + i);
-                    }
-                    return null;
-                }));
-            }
-            go.countDown();
-            for (Future<?> caller : callers) {
-                caller.get(30, TimeUnit.SECONDS);
+            for (int round = 0; round < rounds; round++) {
+                // A fresh kind each round: the race for its first line and for the count starts from scratch.
+                String kind = "503 full, round " + round;
+                int before = lines.list.size();
+                CyclicBarrier go = new CyclicBarrier(threads);
+                List<Future<?>> callers = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    String line = "refused by thread " + t;
+                    callers.add(pool.submit(() -> {
+                        go.await();
+                        for (int i = 0; i < callsEach; i++) {
+                            log.warn(kind, line);
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> caller : callers) {
+                    caller.get(30, TimeUnit.SECONDS);
+                }
+                List<String> logged = messages().subList(before, messages().size());
+                assertEquals(1, logged.size(), "round " + round + ": the clock did not move, so one line for "
+                        + threads * callsEach + " calls, got " + logged);
+                assertTrue(logged.get(0).startsWith("refused by thread "), logged.get(0));
+                assertFalse(logged.get(0).contains("suppressed="), logged.get(0));
+
+                advance(INTERVAL);
+                log.warn(kind, "after the interval");
+                assertEquals("after the interval suppressed=" + (threads * callsEach - 1),
+                        messages().get(messages().size() - 1), "round " + round + ": no repeat is lost from the count");
             }
         } finally {
             pool.shutdownNow();
         }
-        assertEquals(1, lines.list.size(), "the clock did not move: one line for " + threads * callsEach
-                + " calls, got " + messages());
-        assertTrue(messages().get(0).startsWith("refused by thread "), messages().get(0));
-        assertFalse(messages().get(0).contains("suppressed="), messages().get(0));
-
-        advance(INTERVAL);
-        log.warn("503 full", "after the interval");
-        assertEquals("after the interval suppressed=" + (threads * callsEach - 1), messages().get(1));
     }
 }

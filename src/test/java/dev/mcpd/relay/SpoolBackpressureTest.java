@@ -1,7 +1,6 @@
 package dev.mcpd.relay;
 
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -176,10 +176,11 @@ class SpoolBackpressureTest {
             assertEquals(202, post(nextBody()).statusCode());
         }
         long room = BOUND - spool().bytes();
-        assertTrue(room > BODY_BYTES, "room for more, but not for a body of " + room + " bytes: " + room);
+        assertTrue(room > BODY_BYTES && room < BOUND, "the spool has room left: " + room + " bytes");
         int entriesBefore = relay.spooled().size();
         try (RawHttp raw = new RawHttp(relay.port(), 5000)) {
-            // Only the head: an answer that waited for the body would never come.
+            // A body of exactly the room left cannot fit (an entry is its body plus metadata). Only the head is
+            // sent: an answer that waited for the body would never come.
             String answer = raw.send("POST /v1/ingest HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n"
                     + "Content-Length: " + room + "\r\n\r\n").readResponse();
             assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
@@ -197,7 +198,7 @@ class SpoolBackpressureTest {
         int requestsEach = 5;
         Set<String> acceptedBodies = ConcurrentHashMap.newKeySet();
         AtomicInteger refused = new AtomicInteger();
-        List<String> unexpected = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> unexpected = new CopyOnWriteArrayList<>();
         AtomicLong highest = new AtomicLong();
         AtomicBoolean running = new AtomicBoolean(true);
         ExecutorService pool = Executors.newFixedThreadPool(senders + 1);
@@ -279,10 +280,5 @@ class SpoolBackpressureTest {
         assertEquals(202, post(after).statusCode(), "room again: accepted");
         await().atMost(PATIENCE).until(() -> revived.received().stream()
                 .anyMatch(r -> Arrays.equals(after, r.body())));
-        for (int i = 0; i < accepted.size(); i++) {
-            byte[] body = nextBody();
-            HttpResponse<String> answer = post(body);
-            assertEquals(202, answer.statusCode(), "request " + i + " after the drain: " + answer.body());
-        }
     }
 }

@@ -21,6 +21,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -320,6 +321,59 @@ class SpoolBoundTest {
         receipts.forEach(r -> acknowledged.add(r.seq()));
         assertEquals(acknowledged, new HashSet<>(onDisk.entries().stream().map(SpoolEntry::seq).toList()));
         assertTrue(segmentBytes(spoolDir()) <= bound, "on disk: " + segmentBytes(spoolDir()) + " > " + bound);
+    }
+
+    @Test
+    void appendersRacingForTheLastRoomNeverAllGetIt() throws Exception {
+        // Round after round, 64 appends start together when there is room for exactly one more entry: one gets it,
+        // every other is refused. Two that both passed a check before either reserved would overshoot the bound.
+        int threads = 64;
+        int rounds = 100;
+        long size = storedSize(request(0, 200));
+        long prefill = 4;
+        long bound = (prefill + 1) * size + size / 2;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try (Spool spool = open(spoolDir(), bound)) {
+            for (int n = 0; n < prefill; n++) {
+                accepted(spool, request(n, 200));
+            }
+            for (int round = 0; round < rounds; round++) {
+                CyclicBarrier go = new CyclicBarrier(threads);
+                List<Future<Boolean>> appenders = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    int n = 1000 + round * threads + t;
+                    appenders.add(pool.submit(() -> {
+                        go.await();
+                        try {
+                            spool.append(request(n, 200)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+                            return true;
+                        } catch (ExecutionException e) {
+                            assertInstanceOf(SpoolFullException.class, e.getCause());
+                            return false;
+                        }
+                    }));
+                }
+                int taken = 0;
+                for (Future<Boolean> appender : appenders) {
+                    taken += appender.get(30, TimeUnit.SECONDS) ? 1 : 0;
+                }
+                assertEquals(1, taken, "round " + round + ": room for one, " + taken + " taken; spool holds "
+                        + spool.bytes() + " of " + bound + " bytes");
+                assertTrue(spool.bytes() <= bound, "round " + round + ": " + spool.bytes() + " > " + bound);
+                // Give the room back: deliver the newest entry (everything older stays, handed out and released).
+                List<SpoolEntry> out = new ArrayList<>();
+                for (int i = 0; i <= prefill; i++) {
+                    out.add(spool.next(WAIT).orElseThrow());
+                }
+                for (int i = 0; i < prefill; i++) {
+                    spool.release(out.get(i).seq());
+                }
+                spool.done(out.get((int) prefill).seq());
+                assertEquals(prefill * size, spool.bytes());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test

@@ -1,0 +1,31 @@
+package dev.mcpd.jbang;
+
+import dev.mcpd.collector.CollectorBeans;
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.ingest.IngestServer;
+import org.apache.camel.CamelConfiguration;
+import org.apache.camel.CamelContext;
+import org.apache.camel.support.service.ServiceSupport;
+
+/**
+ * The collector under Camel JBang ({@code camel run}): the same beans as {@code mcpd serve}, wired by the same code
+ * ({@link IngestServer#bindShared}, {@link CollectorBeans}), configured from the {@code MCPD_*} environment variables.
+ */
+public class McpdServeConfiguration implements CamelConfiguration {
+
+    @Override
+    public void configure(CamelContext camel) throws Exception {
+        McpdConfig config = McpdConfig.fromEnvironment(System.getenv());
+        JBangListen.check(camel, config);
+        CollectorBeans beans = CollectorBeans.open(config);
+        camel.addService(new ServiceSupport() { // the store closes after the routes stopped
+            @Override
+            protected void doStop() {
+                beans.close();
+            }
+        });
+        IngestServer.bindShared(config, camel.getRegistry()::bind);
+        beans.bindTo(camel.getRegistry()::bind);
+        camel.addStartupListener(JBangListen.methodNotAllowed(config.listen().port()));
+    }
+}

@@ -1,0 +1,53 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.observability.MetricsScrape;
+import dev.mcpd.observability.ProbeAnswer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.InstantSource;
+import java.util.function.BiConsumer;
+
+/**
+ * Everything the collector's routes refer to by name: the one place the collector is wired, used by
+ * {@link CollectorApplication} and by the Camel JBang configuration ({@code jbang/serve/}). Closing it closes the
+ * store.
+ */
+public final class CollectorBeans implements AutoCloseable {
+
+    private final McpdConfig config;
+    private final JdbcStore store;
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final CollectorMetrics metrics = new CollectorMetrics(registry);
+
+    private CollectorBeans(McpdConfig config, JdbcStore store) {
+        this.config = config;
+        this.store = store;
+    }
+
+    /** Opens the store named by {@code --data} and brings its schema up to date. */
+    public static CollectorBeans open(McpdConfig config) {
+        return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data())));
+    }
+
+    /** Binds the collector's beans (beside the shared ones of {@code IngestServer.bindShared}). */
+    public void bindTo(BiConsumer<String, Object> bind) {
+        bind.accept("collectorTargetCheck", new CollectorTargetCheck());
+        bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), InstantSource.system()));
+        bind.accept("batchReader", new BatchReader(config.maxBodyBytes()));
+        bind.accept("archiveStep", new ArchiveStep(store, metrics));
+        bind.accept("collectorAnswer", new CollectorAnswer());
+        bind.accept("statsAnswer", new StatsAnswer(store));
+        bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store)));
+        bind.accept("metricsScrape", new MetricsScrape(registry));
+    }
+
+    public JdbcStore store() {
+        return store;
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}

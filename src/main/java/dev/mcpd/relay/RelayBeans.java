@@ -1,0 +1,111 @@
+package dev.mcpd.relay;
+
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.delivery.DeadLetterStep;
+import dev.mcpd.delivery.DeliveryOutcome;
+import dev.mcpd.delivery.DeliveryWorkers;
+import dev.mcpd.delivery.SpoolComponent;
+import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.delivery.UpstreamFailover;
+import dev.mcpd.delivery.UpstreamProbe;
+import dev.mcpd.delivery.UpstreamRequest;
+import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.ingest.IngestAnswer;
+import dev.mcpd.ingest.SpoolAdmission;
+import dev.mcpd.ingest.SpoolWriteStep;
+import dev.mcpd.observability.MetricsScrape;
+import dev.mcpd.observability.ProbeAnswer;
+import dev.mcpd.observability.RelayMetrics;
+import dev.mcpd.observability.RelayReadiness;
+import dev.mcpd.observability.RelayStatus;
+import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.Spool;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.time.InstantSource;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/**
+ * Everything the relay's routes refer to by name, and the properties they read: the one place the relay is wired,
+ * used by {@link RelayApplication} and by the Camel JBang configuration ({@code jbang/relay/}). Closing it closes the
+ * spool — after the routes stopped.
+ */
+public final class RelayBeans implements AutoCloseable {
+
+    private final McpdConfig config;
+    private final RelayApplication.Tuning tuning;
+    private final Spool spool;
+    private final DeadLetters deadLetters;
+    private final UpstreamBoard board;
+    private final DeliveryWorkers workers;
+    private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+    private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
+        this.config = config;
+        this.tuning = tuning;
+        this.spool = spool;
+        this.deadLetters = deadLetters;
+        this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), InstantSource.system(),
+                tuning.upWindow());
+        this.workers = new DeliveryWorkers(config.workers());
+        RelayMetrics.bind(metrics, spool, board, deadLetters);
+    }
+
+    /** Opens the spool (recovering what an earlier run left) and its dead letters. */
+    public static RelayBeans open(McpdConfig config, RelayApplication.Tuning tuning) throws IOException {
+        Spool spool = Spool.open(config.relaySpoolDir(), Spool.Options.unbounded().withMaxBytes(config.spoolMaxBytes()));
+        try {
+            return new RelayBeans(config, tuning, spool, new DeadLetters(config.relaySpoolDir()));
+        } catch (IOException | RuntimeException e) {
+            spool.close();
+            throw e;
+        }
+    }
+
+    /** Binds the relay's beans (beside the shared ones of {@code IngestServer.bindShared}). */
+    public void bindTo(BiConsumer<String, Object> bind) {
+        // ingest
+        bind.accept("spoolAdmission", new SpoolAdmission(spool));
+        bind.accept("idempotencyKey", new IdempotencyKey());
+        bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
+        bind.accept("ingestAnswer", new IngestAnswer());
+        // delivery
+        bind.accept("spool", new SpoolComponent(spool, workers));
+        bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
+        bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent()));
+        bind.accept("deliveryOutcome", new DeliveryOutcome());
+        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters));
+        bind.accept("upstreamProbe", new UpstreamProbe(board));
+        // visibility
+        bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers));
+        bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
+        bind.accept("metricsScrape", new MetricsScrape(metrics));
+    }
+
+    /** The properties the relay's routes read as {@code {{…}}}, and the tuning's Camel settings. */
+    public Map<String, String> properties() {
+        Map<String, String> properties = new java.util.HashMap<>(tuning.camelProperties());
+        properties.put("mcpd.workers", Integer.toString(config.workers()));
+        properties.put("mcpd.probe.interval-ms", Long.toString(tuning.probeInterval().toMillis()));
+        return properties;
+    }
+
+    public Spool spool() {
+        return spool;
+    }
+
+    public UpstreamBoard board() {
+        return board;
+    }
+
+    public DeadLetters deadLetters() {
+        return deadLetters;
+    }
+
+    @Override
+    public void close() throws IOException {
+        spool.close();
+    }
+}
