@@ -1,5 +1,6 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.testing.Ports;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,8 +11,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -134,7 +133,7 @@ class CollectorPostgresTest {
             assertEquals(List.of(), tables(connection), "the schema starts empty");
         }
         String batch = "{\"idempotency_key\":\"survives-restart\",\"events\":[{\"n\":1},{\"n\":2}]}";
-        int port = freePort();
+        int port = Ports.free();
         CollectorApplication first = CollectorApplication.start(config(port));
         try {
             try (Connection connection = connect()) {
@@ -160,7 +159,7 @@ class CollectorPostgresTest {
 
     @Test
     void twoReplicasStartingTogetherOnAnEmptySchemaMigrateItOnce() throws Exception {
-        int[] ports = {freePort(), freePort()};
+        int[] ports = {Ports.free(), Ports.free()};
         CountDownLatch go = new CountDownLatch(1);
         ExecutorService starters = Executors.newFixedThreadPool(2);
         try {
@@ -337,7 +336,7 @@ class CollectorPostgresTest {
     }
 
     private URI startCollector() {
-        int port = freePort();
+        int port = Ports.free();
         collectors.add(CollectorApplication.start(config(port)));
         return uri(port);
     }
@@ -410,11 +409,4 @@ class CollectorPostgresTest {
         assertEquals(status + " " + body, actual.status() + " " + actual.body(), why);
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
 }

@@ -1,5 +1,6 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.testing.RawHttp;
 import static dev.mcpd.collector.CollectorHttp.postJson;
 import static dev.mcpd.collector.CollectorHttp.send;
 import static dev.mcpd.collector.CollectorHttp.stats;
@@ -135,7 +136,7 @@ class CollectorRequestLimitsTest {
     @Test
     void aDeclaredLengthOverTheMaxBodyBytesIsRefused413BeforeTheBodyIsSent() throws Exception {
         try (RunningCollector collector = startWithMaxBodyBytesOf1KiB();
-             CollectorRawHttp raw = new CollectorRawHttp(collector.port(), 10_000)) {
+             RawHttp raw = new RawHttp(collector.port(), 10_000)) {
             // Only the head: the answer must come without a byte of the body.
             String answer = raw.send(ingestHead(1025)).readResponse();
 
@@ -148,7 +149,7 @@ class CollectorRequestLimitsTest {
     @Test
     void aBodyNotReceivedWithinTheRequestTimeoutIsRefused408AndNothingStored() throws Exception {
         try (RunningCollector collector = RunningCollector.start(dir, Map.of("MCPD_REQUEST_TIMEOUT_SECONDS", "1"));
-             CollectorRawHttp raw = new CollectorRawHttp(collector.port(), 10_000)) {
+             RawHttp raw = new RawHttp(collector.port(), 10_000)) {
             String answer = raw.send(ingestHead(100) + "{\"events\":[").readResponse();
 
             assertTrue(answer.startsWith("HTTP/1.1 408 "), answer);

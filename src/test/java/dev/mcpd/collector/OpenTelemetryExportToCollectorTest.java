@@ -1,5 +1,6 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.testing.Ports;
 import static dev.mcpd.collector.CollectorHttp.stats;
 import static dev.mcpd.testing.OtlpTelemetry.contains;
 import static dev.mcpd.testing.OtlpTelemetry.gunzip;
@@ -54,7 +55,7 @@ class OpenTelemetryExportToCollectorTest {
     }
 
     private Relay relayInFrontOf(RunningCollector collector) {
-        int port = RunningCollector.freePort();
+        int port = Ports.free();
         return new Relay(RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
                 "MCPD_LISTEN", "127.0.0.1:" + port,
                 "MCPD_DATA", dir.resolve("relay").resolve("mcpd.db").toString(),

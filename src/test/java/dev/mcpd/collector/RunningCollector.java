@@ -1,9 +1,7 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.testing.Ports;
 import dev.mcpd.config.McpdConfig;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -35,7 +33,7 @@ final class RunningCollector implements AutoCloseable {
     /** Starts a collector archiving in exactly this SQLite file. */
     static RunningCollector startOn(Path dataFile, Map<String, String> extra) {
         Map<String, String> environment = new HashMap<>();
-        environment.put("MCPD_LISTEN", "127.0.0.1:" + freePort());
+        environment.put("MCPD_LISTEN", "127.0.0.1:" + Ports.free());
         environment.put("MCPD_DATA", dataFile.toString());
         environment.putAll(extra);
         McpdConfig config = McpdConfig.fromEnvironment(environment);
@@ -62,14 +60,6 @@ final class RunningCollector implements AutoCloseable {
 
     CollectorApplication application() {
         return application;
-    }
-
-    static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.mcpd.deploy;
 
+import dev.mcpd.testing.Ports;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,7 +45,7 @@ class DashboardAndAlertsTest {
     @BeforeAll
     static void scrapeARealRelay() throws Exception {
         dir = Files.createTempDirectory("mcpd-deploy-metrics");
-        int port = DeployFiles.freePort();
+        int port = Ports.free();
         relay = RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
                 "MCPD_LISTEN", "127.0.0.1:" + port,
                 "MCPD_DATA", dir.resolve("mcpd.db").toString(),

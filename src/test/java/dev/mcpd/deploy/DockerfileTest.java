@@ -1,5 +1,6 @@
 package dev.mcpd.deploy;
 
+import dev.mcpd.testing.Ports;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -155,7 +156,7 @@ class DockerfileTest {
 
     @Test
     void theHealthCheckScriptPassesOnAServingRelayAndFailsOtherwise() throws Exception {
-        int port = DeployFiles.freePort();
+        int port = Ports.free();
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
                 "MCPD_DATA", dir.resolve("mcpd.db").toString(), "MCPD_UPSTREAMS", "http://127.0.0.1:9"));
         try (RelayApplication relay = RelayApplication.start(config)) {
@@ -165,7 +166,7 @@ class DockerfileTest {
             assertEquals(0, healthcheck("127.0.0.1:" + port, "/readyz"), "/readyz answers 200 (degraded)");
             assertEquals(1, healthcheck("127.0.0.1:" + port, "/no-such-probe"), "any status but 200 is unhealthy");
         }
-        assertEquals(1, healthcheck("127.0.0.1:" + DeployFiles.freePort(), "/healthz"), "nothing listening");
+        assertEquals(1, healthcheck("127.0.0.1:" + Ports.free(), "/healthz"), "nothing listening");
     }
 
     /** Runs the image's health check script with bash, as Docker would, with MCPD_LISTEN set. */

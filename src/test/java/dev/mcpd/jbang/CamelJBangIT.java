@@ -1,5 +1,6 @@
 package dev.mcpd.jbang;
 
+import dev.mcpd.testing.Ports;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,7 +16,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -76,7 +76,7 @@ class CamelJBangIT {
 
         LinkedBlockingQueue<Received> upstream = new LinkedBlockingQueue<>();
         HttpServer collector = upstream(upstream);
-        int port = freePort();
+        int port = Ports.free();
         Path work = project.resolve("target/jbang-it");
         Files.createDirectories(work);
         Path log = work.resolve("relay-" + port + ".log");
@@ -223,12 +223,6 @@ class CamelJBangIT {
 
     private static URI uri(int port, String path) {
         return URI.create("http://127.0.0.1:" + port + path);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
     }
 
     private static boolean onPath(String command) {

@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import dev.mcpd.testing.RawHttp;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,11 +1,11 @@
 package dev.mcpd.relay;
 
+import dev.mcpd.testing.Ports;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -31,7 +31,7 @@ final class RunningRelay implements AutoCloseable {
     /** Starts a tuned relay (shorter backoff and timeouts for delivery tests). */
     static RunningRelay start(Path dir, Map<String, String> extra, RelayApplication.Tuning tuning) {
         Map<String, String> environment = new HashMap<>();
-        environment.put("MCPD_LISTEN", "127.0.0.1:" + freePort());
+        environment.put("MCPD_LISTEN", "127.0.0.1:" + Ports.free());
         environment.put("MCPD_DATA", dir.resolve("mcpd.db").toString());
         environment.put("MCPD_UPSTREAMS", "http://127.0.0.1:9");
         environment.putAll(extra);
@@ -63,14 +63,6 @@ final class RunningRelay implements AutoCloseable {
     List<SpoolEntry> spooled() {
         try {
             return SpoolReader.read(config.relaySpoolDir()).entries();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -1,53 +1,55 @@
-package dev.mcpd.relay;
+package dev.mcpd.testing;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 
-/** A bare socket for what HTTP clients won't do on purpose: lie about lengths, send slowly, stop half-way. */
-final class RawHttp implements AutoCloseable {
+/** A bare socket for what HTTP clients will not do on purpose: lie about lengths, send slowly, stop half-way. */
+public final class RawHttp implements AutoCloseable {
 
     private final Socket socket;
     private final OutputStream out;
     private final InputStream in;
 
-    RawHttp(int port, int readTimeoutMillis) throws IOException {
+    public RawHttp(int port, int readTimeoutMillis) throws IOException {
         socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(readTimeoutMillis);
         out = socket.getOutputStream();
         in = socket.getInputStream();
     }
 
-    RawHttp send(String text) throws IOException {
+    public RawHttp send(String text) throws IOException {
         out.write(text.getBytes(StandardCharsets.ISO_8859_1));
         out.flush();
         return this;
     }
 
-    /** Reads until the server closes the connection or the read times out; returns what came. */
-    String readResponse() throws IOException {
+    /** Reads the head and a body of its Content-Length, or until the server closes or the read times out. */
+    public String readResponse() throws IOException {
         ByteArrayOutputStream received = new ByteArrayOutputStream();
         byte[] buffer = new byte[4096];
         try {
             for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                 received.write(buffer, 0, n);
-                if (received.toString(StandardCharsets.ISO_8859_1).contains("\r\n\r\n")
-                        && complete(received.toString(StandardCharsets.ISO_8859_1))) {
+                if (complete(received.toString(StandardCharsets.ISO_8859_1))) {
                     break;
                 }
             }
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             // what came so far is the answer
         }
         return received.toString(StandardCharsets.ISO_8859_1);
     }
 
-    /** True once the head and a body of the announced Content-Length are in. */
     private static boolean complete(String response) {
         int headEnd = response.indexOf("\r\n\r\n");
+        if (headEnd < 0) {
+            return false;
+        }
         String head = response.substring(0, headEnd).toLowerCase();
         int at = head.indexOf("content-length:");
         if (at < 0) {
@@ -58,7 +60,8 @@ final class RawHttp implements AutoCloseable {
         return response.length() - headEnd - 4 >= length;
     }
 
-    boolean closedByServer() throws IOException {
+    /** True when the server closed the connection (after its answer). */
+    public boolean closedByServer() {
         try {
             return in.read() < 0;
         } catch (IOException e) {
