@@ -27,6 +27,8 @@ public final class RelayMetrics {
                 .description("Requests refused with 503 because the spool was full").register(registry);
         FunctionCounter.builder("mcpd.relay.failovers", board, UpstreamBoard::failovers)
                 .description("Requests delivered to an upstream other than the first").register(registry);
+        FunctionCounter.builder("mcpd.relay.corrupt", spool, Spool::corrupted)
+                .description("Damaged spool entries or regions found since start, copied to corrupt/").register(registry);
         FunctionCounter.builder("mcpd.relay.dead.letter", deadLetters, DeadLetters::keptSinceStart)
                 .description("Requests an upstream refused permanently, moved to dead/").register(registry);
         Gauge.builder("mcpd.relay.spool.entries", spool, Spool::entries)

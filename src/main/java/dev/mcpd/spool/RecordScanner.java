@@ -8,7 +8,11 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
-/** Reads the framed records of one spool file in order, checking each one's magic, length and checksum. */
+/**
+ * Reads the framed records of one spool file in order, checking each one's magic, length and checksum. After a bad
+ * record, {@link #resync} finds where the next whole record starts, so that one damaged record (bit rot, an
+ * overwritten block) does not hide the whole records after it.
+ */
 final class RecordScanner implements Closeable {
 
     /** One whole record: where it starts, its framed size and its payload. */
@@ -64,6 +68,69 @@ final class RecordScanner implements Closeable {
         return record;
     }
 
+    /**
+     * Moves past a bad record to the next offset, after the current position, where a whole record of ours starts:
+     * this scanner's magic, a length that fits in the file, and a payload whose CRC-32C matches. At the end of the
+     * file when there is none. Returns the new position; the bytes skipped are a damaged region (or a torn tail).
+     *
+     * <p>A random 4-byte match of the magic costs one checksum of at most the rest of the file; a false match of the
+     * whole frame, checksum included, needs about 2<sup>-64</sup> luck or a body that itself holds a spool record,
+     * which is why callers also check that a found entry's sequence number fits where it was found.
+     */
+    long resync() throws IOException {
+        byte[] wanted = ByteBuffer.allocate(4).putInt(magic).array();
+        ByteBuffer chunk = ByteBuffer.allocate(RESYNC_CHUNK_BYTES);
+        long at = position + 1;
+        while (at + RecordCodec.HEADER_BYTES <= fileSize) {
+            chunk.clear();
+            chunk.limit((int) Math.min(chunk.capacity(), fileSize - at));
+            readFully(chunk, at);
+            byte[] bytes = chunk.array();
+            int length = chunk.limit();
+            for (int i = 0; i + 4 <= length; i++) {
+                if (bytes[i] == wanted[0] && bytes[i + 1] == wanted[1] && bytes[i + 2] == wanted[2]
+                        && bytes[i + 3] == wanted[3] && wholeRecordAt(at + i)) {
+                    position = at + i;
+                    return position;
+                }
+            }
+            at += length - 3; // the last three bytes again: a magic may straddle two chunks
+        }
+        position = fileSize;
+        return position;
+    }
+
+    private static final int RESYNC_CHUNK_BYTES = 1 << 20;
+
+    /** Whether a whole, checksummed record of ours starts at {@code offset}. */
+    private boolean wholeRecordAt(long offset) throws IOException {
+        long remaining = fileSize - offset;
+        if (remaining < RecordCodec.HEADER_BYTES) {
+            return false;
+        }
+        ByteBuffer header = ByteBuffer.allocate(RecordCodec.HEADER_BYTES);
+        readFully(header, offset);
+        header.flip();
+        if (header.getInt() != magic) {
+            return false;
+        }
+        int length = header.getInt();
+        if (length < 0 || length > remaining - RecordCodec.HEADER_BYTES) {
+            return false;
+        }
+        try {
+            readPayload(channel, offset, RecordCodec.HEADER_BYTES + length, magic);
+            return true;
+        } catch (CorruptRecordException e) {
+            return false;
+        }
+    }
+
+    /** Moves to {@code offset}, e.g. back to the start of a record that checks but does not fit where it was found. */
+    void seek(long offset) {
+        position = offset;
+    }
+
     /** Where the next record would start: after a corrupt record, the offset of that record. */
     long position() {
         return position;
@@ -74,6 +141,11 @@ final class RecordScanner implements Closeable {
     }
 
     private void readFully(ByteBuffer buffer, long at) throws IOException {
+        readFully(channel, buffer, at);
+    }
+
+    /** Fills {@code buffer} from {@code at}; EOFException when the file ends first. */
+    static void readFully(FileChannel channel, ByteBuffer buffer, long at) throws IOException {
         long offset = at;
         while (buffer.hasRemaining()) {
             int n = channel.read(buffer, offset);

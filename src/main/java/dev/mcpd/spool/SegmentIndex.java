@@ -32,6 +32,8 @@ final class SegmentIndex implements Closeable {
     /** Entries before it are all done: the oldest waiting entry is at or after it. */
     private int firstNotDone;
     private boolean sealed;
+    /** Holds damage not yet safely copied to corrupt/: its files must stay, even once every entry is done. */
+    private boolean retained;
     private FileChannel reader;
     private Map<Integer, Credential> credentials;
 
@@ -78,9 +80,14 @@ final class SegmentIndex implements Closeable {
         sealed = true;
     }
 
+    /** Keeps the segment's files even when every entry is done (they hold damage that is nowhere else). */
+    void retain() {
+        retained = true;
+    }
+
     /** Sealed and every entry done: its files can go. */
     boolean finished() {
-        return sealed && doneCount == count;
+        return sealed && doneCount == count && !retained;
     }
 
     int waiting() {

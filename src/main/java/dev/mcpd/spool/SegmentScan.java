@@ -1,55 +1,207 @@
 package dev.mcpd.spool;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * What one segment holds, read from disk: its whole entries, in order, and where reading stopped if a record was
- * torn or damaged. Bytes past the first bad record are never read as entries: a crash during a batch can only tear
- * the end of the segment that was being written, and no entry there was ever answered.
+ * What one segment holds, read from disk: its whole entries, in order, and the regions between or after them that hold
+ * no whole entry.
  *
- * @param segment    the segment file
- * @param firstSeq   the first sequence number its name allows
- * @param entries    its whole entries, in file order (sequence numbers ascending)
- * @param validBytes bytes from the start up to the end of the last whole entry
- * @param damage     why reading stopped before the end of the file, if it did
+ * <p>Reading does not stop at a bad record: it resynchronises at the next offset where a whole record starts
+ * ({@link RecordScanner#resync}) and goes on, so a damaged record in the middle of a segment (bit rot, an overwritten
+ * block) hides only itself. A found record counts as an entry only if its sequence number fits where it was found
+ * (above the one before it, within the range the segment's name and the next segment's name allow).
+ *
+ * <p>A region with nothing valid after it is a <em>torn tail</em> when it looks like an append a crash interrupted
+ * (a record header cut short, a header whose length runs past the end of the file, or zero bytes a file system
+ * exposed) and the segment is the one that was taking appends: the newest, or one whose successor is named right
+ * after its last whole entry (what a restart or a roll after the crash creates). No entry of a torn tail was ever
+ * acknowledged (its batch's {@code fdatasync} never returned). Every other region is <em>damage</em>: acknowledged
+ * bytes the medium lost or changed, garbage written into the file, a sealed segment cut short.
+ *
+ * @param segment  the segment file
+ * @param firstSeq the first sequence number its name allows
+ * @param entries  its whole entries, in file order (sequence numbers ascending)
+ * @param regions  the stretches holding no whole entry, in file order
  */
-record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entries, long validBytes,
-                   Optional<String> damage) {
+record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entries, List<Region> regions) {
 
+    /**
+     * Bytes of a segment that hold no whole entry.
+     *
+     * @param offset where the region starts (where the first bad record was)
+     * @param length how many bytes it spans, up to the next whole entry or the end of the file
+     * @param torn   a torn tail (never acknowledged), not damage
+     * @param reason why its first record was refused
+     */
+    record Region(long offset, long length, boolean torn, String reason) {
+
+    }
+
+    /** Every segment of a spool directory, oldest first, each scanned knowing the name of the one after it. */
+    static List<SegmentScan> scanAll(Path dir) throws IOException {
+        List<Path> segments = segmentsIn(dir);
+        List<SegmentScan> scans = new ArrayList<>(segments.size());
+        for (int i = 0; i < segments.size(); i++) {
+            long next = i + 1 < segments.size() ? SpoolFiles.firstSeqOf(segments.get(i + 1)) : -1;
+            try {
+                scans.add(of(segments.get(i), next));
+            } catch (NoSuchFileException e) {
+                // Delivered and deleted between the listing and the scan (a reader beside a running relay).
+            }
+        }
+        return scans;
+    }
+
+    /** Scans a segment as if it were the newest (its tail may be torn). */
     static SegmentScan of(Path segment) throws IOException {
+        return of(segment, -1);
+    }
+
+    /**
+     * Scans a segment.
+     *
+     * @param nextFirstSeq the first sequence number of the segment after it, or -1 when it is the newest
+     */
+    static SegmentScan of(Path segment, long nextFirstSeq) throws IOException {
         long firstSeq = SpoolFiles.firstSeqOf(segment);
         List<SegmentWriter.Written> entries = new ArrayList<>();
+        List<Region> regions = new ArrayList<>();
         try (RecordScanner scanner = new RecordScanner(segment, RecordCodec.ENTRY_MAGIC)) {
+            long badFrom = -1;
+            String reason = null;
+            long previousSeq = firstSeq - 1;
             while (true) {
+                long at = scanner.position();
                 RecordScanner.Record record;
                 try {
                     record = scanner.next();
-                    if (record == null) {
-                        return new SegmentScan(segment, firstSeq, entries, scanner.position(), Optional.empty());
-                    }
-                    long[] seqAndTime = RecordCodec.peekSeqAndReceivedAt(record.payload());
-                    entries.add(new SegmentWriter.Written(seqAndTime[0], record.offset(), record.size(),
-                            seqAndTime[1]));
                 } catch (CorruptRecordException e) {
-                    String damage = e.getMessage() + "; " + (scanner.fileSize() - scanner.position())
-                            + " bytes after it not read";
-                    return new SegmentScan(segment, firstSeq, entries, scanner.position(), Optional.of(damage));
+                    if (badFrom < 0) {
+                        badFrom = at;
+                        reason = e.getMessage();
+                    }
+                    scanner.resync();
+                    continue;
+                }
+                if (record == null) {
+                    break;
+                }
+                long[] seqAndTime = null;
+                String misfit;
+                try {
+                    seqAndTime = RecordCodec.peekSeqAndReceivedAt(record.payload());
+                    misfit = seqAndTime[0] <= previousSeq || (nextFirstSeq >= 0 && seqAndTime[0] >= nextFirstSeq)
+                            ? "record at offset " + at + " holds entry " + seqAndTime[0] + ", out of sequence"
+                            : null;
+                } catch (CorruptRecordException e) {
+                    misfit = "record at offset " + at + ": " + e.getMessage();
+                }
+                if (misfit != null) {
+                    if (badFrom < 0) {
+                        badFrom = at;
+                        reason = misfit;
+                    }
+                    scanner.seek(at);
+                    scanner.resync();
+                    continue;
+                }
+                if (badFrom >= 0) {
+                    regions.add(new Region(badFrom, at - badFrom, false, reason));
+                    badFrom = -1;
+                }
+                entries.add(new SegmentWriter.Written(seqAndTime[0], record.offset(), record.size(), seqAndTime[1]));
+                previousSeq = seqAndTime[0];
+            }
+            if (badFrom >= 0) {
+                long lastSeq = entries.isEmpty() ? firstSeq - 1 : entries.get(entries.size() - 1).seq();
+                boolean wasTakingAppends = nextFirstSeq < 0 || nextFirstSeq == lastSeq + 1;
+                String tornShape = wasTakingAppends ? tornShape(segment, badFrom, scanner.fileSize()) : null;
+                regions.add(tornShape != null
+                        ? new Region(badFrom, scanner.fileSize() - badFrom, true, tornShape)
+                        : new Region(badFrom, scanner.fileSize() - badFrom, false, reason));
+            }
+        }
+        return new SegmentScan(segment, firstSeq, entries, regions);
+    }
+
+    /** Why the bytes from {@code from} to the end look like an interrupted append, or null when they do not. */
+    private static String tornShape(Path segment, long from, long fileSize) throws IOException {
+        long remaining = fileSize - from;
+        if (remaining < RecordCodec.HEADER_BYTES) {
+            return "torn record header at offset " + from;
+        }
+        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
+            ByteBuffer header = ByteBuffer.allocate(RecordCodec.HEADER_BYTES);
+            RecordScanner.readFully(channel, header, from);
+            header.flip();
+            int magic = header.getInt();
+            int length = header.getInt();
+            if (magic == RecordCodec.ENTRY_MAGIC && (length < 0 || length > remaining - RecordCodec.HEADER_BYTES)) {
+                return "torn record at offset " + from + " (length " + length + " past the end of the file)";
+            }
+            ByteBuffer chunk = ByteBuffer.allocate(1 << 16);
+            for (long at = from; at < fileSize; at += chunk.limit()) {
+                chunk.clear();
+                chunk.limit((int) Math.min(chunk.capacity(), fileSize - at));
+                RecordScanner.readFully(channel, chunk, at);
+                for (int i = 0; i < chunk.limit(); i++) {
+                    if (chunk.get(i) != 0) {
+                        return null;
+                    }
                 }
             }
+            return "torn record at offset " + from + " (" + remaining + " zero bytes to the end of the file)";
         }
     }
 
     /** The highest sequence number this segment accounts for: its last entry's, or one below its name's. */
     long lastSeq() {
         return entries.isEmpty() ? firstSeq - 1 : entries.get(entries.size() - 1).seq();
+    }
+
+    /**
+     * A sequence number no entry this segment ever held can exceed: {@link #lastSeq}, plus, after a damaged tail, as
+     * many entries as its bytes could have held. Numbering new entries above it never reuses a number that a lost
+     * entry (or its dead letter) had.
+     */
+    long seqBound() {
+        long bound = lastSeq();
+        if (!regions.isEmpty()) {
+            Region last = regions.get(regions.size() - 1);
+            if (!last.torn() && last.offset() + last.length() >= endOfLastEntry()) {
+                bound += last.length() / RecordCodec.MIN_ENTRY_BYTES + 1;
+            }
+        }
+        return bound;
+    }
+
+    private long endOfLastEntry() {
+        if (entries.isEmpty()) {
+            return 0;
+        }
+        SegmentWriter.Written last = entries.get(entries.size() - 1);
+        return last.offset() + last.size();
+    }
+
+    /** The regions that are damage, not a torn tail. */
+    List<Region> damaged() {
+        return regions.stream().filter(r -> !r.torn()).toList();
+    }
+
+    /** The torn tail, if the segment has one. */
+    List<Region> tornTails() {
+        return regions.stream().filter(Region::torn).toList();
     }
 
     /** The segment files of a spool directory, oldest first. */
@@ -59,20 +211,31 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
         }
     }
 
-    /** The credentials a segment's entries refer to, by reference number. */
+    /**
+     * The credentials a segment's entries refer to, by reference number. A bad record is skipped (reading resumes at
+     * the next whole one); an entry whose credential is lost with it fails when read and is quarantined then.
+     */
     static Map<Integer, Credential> credentialsOf(Path dir, long firstSeq) throws IOException {
         Path file = SpoolFiles.credentials(dir, firstSeq);
         Map<Integer, Credential> credentials = new HashMap<>();
-        if (!Files.exists(file)) {
-            return credentials;
-        }
         try (RecordScanner scanner = new RecordScanner(file, RecordCodec.CREDENTIAL_MAGIC)) {
-            for (RecordScanner.Record r = scanner.next(); r != null; r = scanner.next()) {
-                RecordCodec.DecodedCredential decoded = RecordCodec.decodeCredential(r.payload());
-                credentials.put(decoded.ref(), decoded.credential());
+            while (true) {
+                long at = scanner.position();
+                try {
+                    RecordScanner.Record r = scanner.next();
+                    if (r == null) {
+                        break;
+                    }
+                    RecordCodec.DecodedCredential decoded = RecordCodec.decodeCredential(r.payload());
+                    credentials.put(decoded.ref(), decoded.credential());
+                } catch (CorruptRecordException e) {
+                    // A torn credential record belongs to a batch that never committed; a damaged one is skipped.
+                    scanner.seek(at);
+                    scanner.resync();
+                }
             }
-        } catch (CorruptRecordException e) {
-            // A torn credential record belongs to a batch that never committed: no whole entry refers to it.
+        } catch (NoSuchFileException e) {
+            // No entry of the segment carried a credential.
         }
         return credentials;
     }

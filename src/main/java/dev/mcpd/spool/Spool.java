@@ -2,10 +2,10 @@ package dev.mcpd.spool;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -62,6 +62,16 @@ import org.slf4j.LoggerFactory;
  * power cut only makes that entry go out again, and its idempotency key makes the copy a duplicate upstream. An entry
  * whose bytes fail their checksum when read is copied to {@code corrupt/} and taken out of delivery, never deleted
  * silently.
+ *
+ * <h2>Damage found at start</h2>
+ * Recovery reads every record and checksum ({@link SegmentScan}); after a bad record it resynchronises at the next
+ * whole record, so damage in the middle of a segment hides only itself. Each damaged region is copied durably to
+ * {@code corrupt/<segment>-<offset>.bytes} ({@link Quarantine}) with one WARN line, once (a region already there is
+ * not copied, counted or warned about again), and the whole entries before and after it are delivered. A torn tail,
+ * the batch a crash interrupted, was never acknowledged: one INFO line, nothing copied. A segment that holds no whole
+ * entry goes only once its damage is safely copied; if the copy fails, it stays as it is. Opening never fails because
+ * of what a segment holds, so the relay cannot crash-loop on a damaged spool. {@link #corrupted} counts the damage
+ * found since start.
  */
 public final class Spool implements Closeable {
 
@@ -83,6 +93,7 @@ public final class Spool implements Closeable {
     private final AtomicLong claimed = new AtomicLong();
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong refusedFull = new AtomicLong();
+    private final AtomicLong corrupted = new AtomicLong();
     private volatile long lastRefusedFullNanos = Long.MIN_VALUE;
     private volatile boolean closed;
     private SegmentWriter writer;
@@ -153,15 +164,29 @@ public final class Spool implements Closeable {
         long highWater = 0;
         List<Path> emptySegments = new ArrayList<>();
         List<SegmentIndex> finished = new ArrayList<>();
-        for (Path segment : SegmentScan.segmentsIn(dir)) {
-            SegmentScan scan = SegmentScan.of(segment);
-            highWater = Math.max(highWater, scan.lastSeq());
-            scan.damage().ifPresent(d -> LOG.warn("spool segment {} is torn or damaged: {}", segment.getFileName(), d));
+        for (SegmentScan scan : SegmentScan.scanAll(dir)) {
+            Path segment = scan.segment();
+            highWater = Math.max(highWater, scan.seqBound());
+            for (SegmentScan.Region torn : scan.tornTails()) {
+                LOG.info("spool segment {}: torn tail of {} bytes at offset {} ({}): a batch a crash interrupted"
+                        + " before it was acknowledged; never read as entries", segment.getFileName(),
+                        torn.length(), torn.offset(), torn.reason());
+            }
+            boolean damageKept = keepDamageAtStart(scan);
             if (scan.entries().isEmpty()) {
-                emptySegments.add(segment);
+                if (damageKept) {
+                    emptySegments.add(segment);
+                    if (!scan.damaged().isEmpty()) {
+                        LOG.info("spool segment {} holds no whole entry: removed, its damaged bytes are kept in {}/",
+                                segment.getFileName(), Quarantine.DIRECTORY);
+                    }
+                }
                 continue;
             }
             SegmentIndex index = SegmentIndex.recovered(dir, scan);
+            if (!damageKept) {
+                index.retain();
+            }
             if (index.finished()) {
                 finished.add(index);
                 continue;
@@ -188,6 +213,53 @@ public final class Spool implements Closeable {
         }
         LOG.info("spool at {}: {} entries, {} bytes waiting; next sequence number {}", dir, entries.get(),
                 bytes.get(), nextSeq);
+    }
+
+    /**
+     * Copies each damaged region of a segment to {@code corrupt/} (once: a region kept at an earlier start is not
+     * copied again), one log line each. Never throws: a copy that fails is logged, and the segment is then kept as it
+     * is (never deleted) so the next start tries again. Returns whether every damaged region is safely kept.
+     */
+    private boolean keepDamageAtStart(SegmentScan scan) {
+        List<SegmentScan.Region> damaged = scan.damaged();
+        if (damaged.isEmpty()) {
+            return true;
+        }
+        Path segment = scan.segment();
+        boolean allKept = true;
+        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
+            for (SegmentScan.Region region : damaged) {
+                String name = Quarantine.name(scan.firstSeq(), region.offset());
+                try {
+                    Quarantine.Kept kept = Quarantine.keep(dir, scan.firstSeq(), channel, region.offset(),
+                            region.length());
+                    name = kept.name();
+                    if (kept.now()) {
+                        corrupted.incrementAndGet();
+                        LOG.warn("spool segment {}: {} damaged bytes at offset {} ({}); kept in {}/{}, the whole"
+                                + " entries before and after them are delivered", segment.getFileName(),
+                                region.length(), region.offset(), region.reason(), Quarantine.DIRECTORY, name);
+                    } else {
+                        LOG.info("spool segment {}: {} damaged bytes at offset {} were kept in {}/{} at an earlier"
+                                + " start", segment.getFileName(), region.length(), region.offset(),
+                                Quarantine.DIRECTORY, name);
+                    }
+                } catch (IOException e) {
+                    allKept = false;
+                    corrupted.incrementAndGet();
+                    LOG.error("spool segment {}: {} damaged bytes at offset {} ({}) could not be kept in {}/{} ({});"
+                            + " the segment is left as it is and the next start tries again",
+                            segment.getFileName(), region.length(), region.offset(), region.reason(),
+                            Quarantine.DIRECTORY, name, e.toString());
+                }
+            }
+        } catch (IOException e) {
+            LOG.error("spool segment {}: {} damaged region(s) could not be read to keep them ({}); the segment is"
+                    + " left as it is", segment.getFileName(), damaged.size(), e.toString());
+            corrupted.addAndGet(damaged.size());
+            return false;
+        }
+        return allKept;
     }
 
     /**
@@ -324,25 +396,48 @@ public final class Spool implements Closeable {
                 ref -> segment.credentialsFor(ref).get(ref));
     }
 
-    /** Keeps the raw bytes of an unreadable entry in corrupt/, then takes it out of delivery. */
+    /**
+     * Keeps the raw bytes of an unreadable entry in corrupt/ (named, like damage found at start, by its segment and
+     * offset), then takes it out of delivery. If the copy fails, the entry stays in its segment, out of delivery until
+     * the next start, which finds the damage again: it is never dropped without a copy.
+     */
     private void quarantine(Handout handout, CorruptRecordException why) throws IOException {
-        Path corruptDir = dir.resolve("corrupt");
-        SpoolFiles.createDirectory(corruptDir);
         SegmentIndex segment = handout.segment();
-        ByteBuffer raw = ByteBuffer.allocate(segment.size(handout.index()));
-        segment.reader().read(raw, segment.offset(handout.index()));
-        raw.flip();
-        Path kept = corruptDir.resolve(SpoolFiles.baseName(handout.seq()) + ".record");
-        try (FileChannel out = SpoolFiles.createOwnerOnly(kept)) {
-            while (raw.hasRemaining()) {
-                out.write(raw);
+        long offset = segment.offset(handout.index());
+        String name = Quarantine.name(segment.firstSeq, offset);
+        corrupted.incrementAndGet();
+        try {
+            FileChannel channel;
+            lock.lock();
+            try {
+                channel = segment.reader();
+            } finally {
+                lock.unlock();
             }
-            out.force(false);
+            name = Quarantine.keep(dir, segment.firstSeq, channel, offset, segment.size(handout.index())).name();
+        } catch (IOException e) {
+            LOG.error("spool entry {} is damaged ({}) and could not be kept in {}/{} ({}); left in its segment and"
+                    + " out of delivery until the next start", handout.seq(), why.getMessage(),
+                    Quarantine.DIRECTORY, name, e.toString());
+            lock.lock();
+            try {
+                handedOut.remove(handout.seq());
+            } finally {
+                lock.unlock();
+            }
+            return;
         }
-        SpoolFiles.forceDirectory(corruptDir);
-        LOG.error("spool entry {} is damaged ({}); kept in {} and taken out of delivery", handout.seq(),
-                why.getMessage(), kept);
+        LOG.warn("spool entry {} is damaged ({}); kept in {}/{} and taken out of delivery", handout.seq(),
+                why.getMessage(), Quarantine.DIRECTORY, name);
         done(handout.seq());
+    }
+
+    /**
+     * Damaged entries and regions found since start: copied to {@code corrupt/} (or, if that failed, left in place)
+     * and taken out of delivery. Damage kept at an earlier start is not counted again.
+     */
+    public long corrupted() {
+        return corrupted.get();
     }
 
     /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -11,11 +12,14 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Reads a spool directory without changing it: the whole entries still waiting (delivered and dead-lettered ones,
- * which its acknowledgement logs name, are left out), and what is damaged. For inspection
- * (tests, {@code spool check}); it never creates, truncates or deletes a file.
+ * which its acknowledgement logs name, are left out), and what is torn or damaged. Reading resynchronises after a bad
+ * record exactly as the spool does at start ({@link SegmentScan}), so it sees the entries the relay will deliver.
+ * For inspection (tests, {@code mcpd relay spool check}); it never creates, truncates or deletes a file, and it may
+ * run beside a running relay or on a copy of its directory.
  */
 public final class SpoolReader {
 
@@ -23,9 +27,30 @@ public final class SpoolReader {
      * Everything a spool directory holds.
      *
      * @param entries the whole entries still waiting, oldest first
-     * @param damage  one line per segment whose reading stopped early
+     * @param damage  one line per torn tail or damaged region, {@code <segment>: <reason>; …}
      */
     public record Contents(List<SpoolEntry> entries, List<String> damage) {
+    }
+
+    /**
+     * What {@code spool check} reports: counts, and one line per torn tail and per damaged region.
+     *
+     * @param entries        entries waiting (not yet delivered nor dead-lettered)
+     * @param bytes          bytes those entries occupy as stored (what the spool bound counts)
+     * @param segments       segment files
+     * @param tornTails      {@code <segment>: …} per torn tail: a batch a crash interrupted, never acknowledged
+     * @param damagedRegions {@code <segment>: …} per damaged region (acknowledged bytes lost or changed), each saying
+     *                       whether a copy is in {@code corrupt/} already
+     * @param deadLetters    entries held in {@code dead/}
+     * @param corruptFiles   copies of damaged bytes held in {@code corrupt/}
+     */
+    public record Check(long entries, long bytes, int segments, List<String> tornTails, List<String> damagedRegions,
+                        long deadLetters, long corruptFiles) {
+
+        /** Something is damaged: a damaged region in a segment, or a copy of one in corrupt/ nobody removed yet. */
+        public boolean damaged() {
+            return !damagedRegions.isEmpty() || corruptFiles > 0;
+        }
     }
 
     private SpoolReader() {
@@ -37,23 +62,94 @@ public final class SpoolReader {
         if (!Files.isDirectory(dir)) {
             return new Contents(entries, damage);
         }
-        for (Path segment : SegmentScan.segmentsIn(dir)) {
-            SegmentScan scan = SegmentScan.of(segment);
-            scan.damage().ifPresent(d -> damage.add(segment.getFileName() + ": " + d));
-            Map<Integer, Credential> credentials = SegmentScan.credentialsOf(dir, scan.firstSeq());
-            BitSet done = new BitSet();
-            new AckLog(dir, scan.firstSeq()).readInto(done, seq -> indexOf(scan.entries(), seq));
-            try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
-                for (int i = 0; i < scan.entries().size(); i++) {
-                    if (!done.get(i)) {
-                        entries.add(readEntry(channel, scan.entries().get(i), credentials::get));
+        for (SegmentScan scan : SegmentScan.scanAll(dir)) {
+            Path segment = scan.segment();
+            scan.regions().forEach(region -> damage.add(describe(segment, scan, region)));
+            try {
+                Map<Integer, Credential> credentials = SegmentScan.credentialsOf(dir, scan.firstSeq());
+                BitSet done = acknowledged(dir, scan);
+                try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
+                    for (int i = 0; i < scan.entries().size(); i++) {
+                        if (!done.get(i)) {
+                            try {
+                                entries.add(readEntry(channel, scan.entries().get(i), credentials::get));
+                            } catch (CorruptRecordException e) {
+                                damage.add(segment.getFileName() + ": " + e.getMessage());
+                            }
+                        }
                     }
                 }
-            } catch (CorruptRecordException e) {
-                damage.add(segment.getFileName() + ": " + e.getMessage());
+            } catch (NoSuchFileException e) {
+                // Delivered and deleted while it was being read (a running relay).
             }
         }
         return new Contents(entries, damage);
+    }
+
+    /**
+     * Checks a spool directory ({@code <spool-dir>/relay}) the way {@code fsck} checks a file system: reads every
+     * record and checksum, changes nothing.
+     *
+     * @throws NoSuchFileException when {@code dir} is not a directory
+     */
+    public static Check check(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            throw new NoSuchFileException(dir.toString(), null, "no spool directory");
+        }
+        long entries = 0;
+        long bytes = 0;
+        int segments = 0;
+        List<String> torn = new ArrayList<>();
+        List<String> damaged = new ArrayList<>();
+        for (SegmentScan scan : SegmentScan.scanAll(dir)) {
+            BitSet done;
+            try {
+                done = acknowledged(dir, scan);
+            } catch (NoSuchFileException e) {
+                continue;
+            }
+            segments++;
+            for (int i = 0; i < scan.entries().size(); i++) {
+                if (!done.get(i)) {
+                    entries++;
+                    bytes += scan.entries().get(i).size();
+                }
+            }
+            for (SegmentScan.Region region : scan.regions()) {
+                String line = describe(scan.segment(), scan, region);
+                if (region.torn()) {
+                    torn.add(line);
+                } else {
+                    String kept = Quarantine.existing(dir, scan.firstSeq(), region.offset(), region.length());
+                    damaged.add(line + (kept != null ? "; kept in " + Quarantine.DIRECTORY + "/" + kept
+                            : "; not yet in " + Quarantine.DIRECTORY + "/ (the relay keeps it there at its next start)"));
+                }
+            }
+        }
+        return new Check(entries, bytes, segments, torn, damaged, countDeadLetters(dir), Quarantine.count(dir));
+    }
+
+    private static String describe(Path segment, SegmentScan scan, SegmentScan.Region region) {
+        return segment.getFileName() + ": " + region.reason() + "; " + region.length() + " bytes from offset "
+                + region.offset() + (region.torn() ? " are a torn tail (never acknowledged)" : " are damaged");
+    }
+
+    private static BitSet acknowledged(Path dir, SegmentScan scan) throws IOException {
+        BitSet done = new BitSet();
+        new AckLog(dir, scan.firstSeq()).readInto(done, seq -> indexOf(scan.entries(), seq));
+        return done;
+    }
+
+    private static long countDeadLetters(Path dir) throws IOException {
+        Path dead = dir.resolve("dead");
+        if (!Files.isDirectory(dead)) {
+            return 0;
+        }
+        try (Stream<Path> files = Files.list(dead)) {
+            return files.map(f -> f.getFileName().toString())
+                    .filter(name -> name.endsWith(".entry") && !name.startsWith("."))
+                    .count();
+        }
     }
 
     /** Entries of a segment are in ascending seq order: a binary search finds one. */

@@ -94,7 +94,7 @@ public final class TestUpstream implements AutoCloseable {
     }
 
     private void handle(HttpExchange exchange) throws IOException {
-        boolean delivery = false;
+        boolean counted = false;
         try (exchange) {
             byte[] body = exchange.getRequestBody().readAllBytes();
             Received request = new Received(Instant.now(), exchange.getRequestMethod(),
@@ -105,7 +105,7 @@ public final class TestUpstream implements AutoCloseable {
                 exchange.sendResponseHeaders(readyStatus, -1);
                 return;
             }
-            delivery = true;
+            counted = true;
             maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max); // probes are not counted
             received.add(request);
             Answer answer = behaviour.apply(request);
@@ -113,6 +113,9 @@ public final class TestUpstream implements AutoCloseable {
                 Thread.sleep(answer.delay().toMillis()); // a slow upstream, not test synchronisation
             }
             answer.headers().forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
+            // No longer in flight once the answer goes out: the sender may send its next request at once.
+            inFlight.decrementAndGet();
+            counted = false;
             exchange.sendResponseHeaders(answer.status(), answer.body().length == 0 ? -1 : answer.body().length);
             if (answer.body().length > 0) {
                 exchange.getResponseBody().write(answer.body());
@@ -120,7 +123,7 @@ public final class TestUpstream implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            if (delivery) {
+            if (counted) {
                 inFlight.decrementAndGet();
             }
         }
