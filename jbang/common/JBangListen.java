@@ -1,11 +1,10 @@
 package dev.mcpd.jbang;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.ingest.MethodNotAllowed;
+import dev.mcpd.ingest.ServingGate;
 import org.apache.camel.CamelContext;
-import org.apache.camel.StartupListener;
 
-/** What both roles' JBang configurations share: the listen-address check and the 405 answer. */
+/** What both roles' JBang configurations share: the listen-address check and the serving gate. */
 final class JBangListen {
 
     private JBangListen() {
@@ -22,17 +21,8 @@ final class JBangListen {
         }
     }
 
-    /** The product's 405 answer, added once Camel (and so its HTTP router) has started. */
-    static StartupListener methodNotAllowed(int port) {
-        return new StartupListener() {
-            @Override
-            public void onCamelContextStarted(CamelContext context, boolean alreadyStarted) {
-            }
-
-            @Override
-            public void onCamelContextFullyStarted(CamelContext context, boolean alreadyStarted) {
-                MethodNotAllowed.answerOn(context, port);
-            }
-        };
+    /** The product's serving gate (405 with Allow; 503 + Retry-After while starting or stopping). */
+    static void servingGate(CamelContext context, int port) {
+        ServingGate.on(context, port);
     }
 }

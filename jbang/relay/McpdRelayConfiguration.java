@@ -2,12 +2,10 @@ package dev.mcpd.jbang;
 
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.ingest.IngestServer;
-import dev.mcpd.ingest.MethodNotAllowed;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.relay.RelayBeans;
 import org.apache.camel.CamelConfiguration;
 import org.apache.camel.CamelContext;
-import org.apache.camel.StartupListener;
 import org.apache.camel.support.service.ServiceSupport;
 
 /**
@@ -38,6 +36,6 @@ public class McpdRelayConfiguration implements CamelConfiguration {
         IngestServer.bindShared(config, camel.getRegistry()::bind);
         beans.bindTo(camel.getRegistry()::bind);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
-        camel.addStartupListener(JBangListen.methodNotAllowed(config.listen().port()));
+        JBangListen.servingGate(camel, config.listen().port());
     }
 }

@@ -26,6 +26,6 @@ public class McpdServeConfiguration implements CamelConfiguration {
         });
         IngestServer.bindShared(config, camel.getRegistry()::bind);
         beans.bindTo(camel.getRegistry()::bind);
-        camel.addStartupListener(JBangListen.methodNotAllowed(config.listen().port()));
+        JBangListen.servingGate(camel, config.listen().port());
     }
 }

@@ -35,6 +35,7 @@ public final class IngestServer {
     private final McpdConfig config;
     private final Main main = new Main();
     private final List<AutoCloseable> resources = new ArrayList<>();
+    private volatile ServingGate gate;
 
     private IngestServer(String role, McpdConfig config) {
         this.role = role;
@@ -51,6 +52,7 @@ public final class IngestServer {
                 // Resources (the spool, the store) close with the Camel context, after the routes stopped: within a
                 // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
                 try {
+                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port());
                     configured.getCamelContext().addService(new ResourceCloser());
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot tie resources to the Camel context", e);
@@ -90,6 +92,11 @@ public final class IngestServer {
         return this;
     }
 
+    /** True once the server began to stop (SIGTERM): readiness then answers 503. */
+    public boolean stopping() {
+        return gate != null && gate.stopping();
+    }
+
     /** Closes the resource when the server stops, after its routes (or when it fails to start). */
     public IngestServer closeWith(AutoCloseable resource) {
         resources.add(resource);
@@ -107,7 +114,6 @@ public final class IngestServer {
         try {
             main.start();
             ListenerCheck.ensureListening(config.listen());
-            MethodNotAllowed.answerOn(main.getCamelContext(), config.listen().port());
         } catch (Exception e) {
             main.stop();
             closeResources();

@@ -1,0 +1,113 @@
+package dev.mcpd.ingest;
+
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.RoutingContext;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.camel.CamelContext;
+import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpRouter;
+import org.apache.camel.spi.CamelEvent;
+import org.apache.camel.support.EventNotifierSupport;
+
+/**
+ * What the HTTP port answers around the Camel routes. Two Vert.x routes of our own sit beside platform-http's:
+ * <ul>
+ *   <li>a first one: once the context is stopping (SIGTERM), an ingest request gets 503 with {@code Retry-After: 5}
+ *       — never platform-http's bare 503 of a suspended route, nor a 405 once the route is gone — so every sender
+ *       retries against another relay or later; {@code /readyz} answers 503 {@code unavailable: stopping} so a load
+ *       balancer moves traffic away; the other probes still answer;</li>
+ *   <li>a last one, for what no Camel route took: 405 with {@code Allow} (Vert.x's own names no method when routes are
+ *       mounted the way platform-http mounts them) — or, for a POST on an ingest path or any request while the
+ *       routes are not up yet, 503 with {@code Retry-After: 5}: the server listens a moment before the routes start.</li>
+ * </ul>
+ * Installed as the routes start (the HTTP server is up by then), so there is no window without it.
+ */
+public final class ServingGate extends EventNotifierSupport {
+
+    private static final String RETRY_AFTER_SECONDS = "5";
+
+    private final int port;
+    private final AtomicBoolean routesUp = new AtomicBoolean();
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    private volatile boolean installed;
+
+    private ServingGate(int port) {
+        this.port = port;
+    }
+
+    /** Registers the gate with the context; it installs itself when the routes start. */
+    public static ServingGate on(CamelContext context, int port) {
+        ServingGate gate = new ServingGate(port);
+        context.getManagementStrategy().addEventNotifier(gate);
+        return gate;
+    }
+
+    /** True once the context began to stop: readiness answers 503 from then on. */
+    public boolean stopping() {
+        return stopping.get();
+    }
+
+    @Override
+    public boolean isEnabled(CamelEvent event) {
+        return event instanceof CamelEvent.CamelContextRoutesStartingEvent
+                || event instanceof CamelEvent.CamelContextStartedEvent
+                || event instanceof CamelEvent.CamelContextStoppingEvent;
+    }
+
+    @Override
+    public void notify(CamelEvent event) {
+        CamelContext context = ((CamelEvent.CamelContextEvent) event).getContext();
+        if (event instanceof CamelEvent.CamelContextStoppingEvent) {
+            stopping.set(true);
+            return;
+        }
+        install(context);
+        if (event instanceof CamelEvent.CamelContextStartedEvent) {
+            routesUp.set(true);
+        }
+    }
+
+    private synchronized void install(CamelContext context) {
+        if (installed) {
+            return;
+        }
+        VertxPlatformHttpRouter router =
+                VertxPlatformHttpRouter.lookup(context, VertxPlatformHttpRouter.getRouterNameFromPort(port));
+        if (router == null) {
+            return; // not up yet: the next event tries again
+        }
+        router.route().order(Integer.MIN_VALUE).handler(ctx -> {
+            if (stopping.get() && ctx.request().path().equals("/readyz")) {
+                // a load balancer moves traffic away before the port closes
+                ctx.response().setStatusCode(503).putHeader("Content-Type", "text/plain; charset=utf-8")
+                        .end("unavailable: stopping\n");
+            } else if (stopping.get() && !IngestPaths.isReserved(ctx.request().path()) && !isGet(ctx)) {
+                retryLater(ctx, "stopping");
+            } else {
+                ctx.next();
+            }
+        });
+        router.route().last().handler(ctx -> {
+            String path = ctx.request().path();
+            boolean getPath = IngestPaths.isReserved(path) || path.equals("/v1/stats");
+            if (!routesUp.get() || stopping.get() || (!getPath && ctx.request().method().name().equals("POST"))) {
+                retryLater(ctx, routesUp.get() ? "not taking requests right now" : "starting");
+                return;
+            }
+            String allow = getPath ? "GET" : "POST";
+            ctx.response().setStatusCode(405).putHeader("Allow", allow)
+                    .putHeader("Content-Type", "text/plain; charset=utf-8")
+                    .end(ctx.request().method() + " is not allowed here: use " + allow + "\n");
+        });
+        installed = true;
+    }
+
+    private static boolean isGet(RoutingContext ctx) {
+        return ctx.request().method().name().equals("GET");
+    }
+
+    private static void retryLater(RoutingContext ctx, String why) {
+        HttpServerResponse response = ctx.response();
+        response.setStatusCode(503).putHeader("Retry-After", RETRY_AFTER_SECONDS)
+                .putHeader("Content-Type", "text/plain; charset=utf-8").end(why + "; retry later\n");
+    }
+}
