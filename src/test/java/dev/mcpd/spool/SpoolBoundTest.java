@@ -264,37 +264,21 @@ class SpoolBoundTest {
         AtomicBoolean running = new AtomicBoolean(true);
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
         try (Spool spool = open(spoolDir(), bound)) {
-            Future<?> watcher = pool.submit(() -> {
-                while (running.get()) {
-                    highest.accumulateAndGet(spool.bytes(), Math::max);
-                    Thread.onSpinWait();
+            Future<?> watcher = watchHighest(pool, spool, running, highest);
+            appendTogether(pool, threads, thread -> {
+                List<CompletableFuture<SpoolReceipt>> mine = new ArrayList<>();
+                for (int i = 0; i < appendsEach; i++) {
+                    mine.add(spool.append(request(thread * appendsEach + i, bodySizes[thread][i])));
+                }
+                for (CompletableFuture<SpoolReceipt> receipt : mine) {
+                    try {
+                        receipts.add(receipt.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+                    } catch (ExecutionException e) {
+                        assertInstanceOf(SpoolFullException.class, e.getCause());
+                        refused.incrementAndGet();
+                    }
                 }
             });
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<?>> appenders = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int thread = t;
-                appenders.add(pool.submit(() -> {
-                    go.await();
-                    List<CompletableFuture<SpoolReceipt>> mine = new ArrayList<>();
-                    for (int i = 0; i < appendsEach; i++) {
-                        mine.add(spool.append(request(thread * appendsEach + i, bodySizes[thread][i])));
-                    }
-                    for (CompletableFuture<SpoolReceipt> receipt : mine) {
-                        try {
-                            receipts.add(receipt.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-                        } catch (ExecutionException e) {
-                            assertInstanceOf(SpoolFullException.class, e.getCause());
-                            refused.incrementAndGet();
-                        }
-                    }
-                    return null;
-                }));
-            }
-            go.countDown();
-            for (Future<?> appender : appenders) {
-                appender.get(60, TimeUnit.SECONDS);
-            }
             running.set(false);
             watcher.get(10, TimeUnit.SECONDS);
             highest.accumulateAndGet(spool.bytes(), Math::max);
@@ -388,12 +372,7 @@ class SpoolBoundTest {
         AtomicBoolean running = new AtomicBoolean(true);
         ExecutorService pool = Executors.newFixedThreadPool(threads + 2);
         try (Spool spool = open(spoolDir(), bound)) {
-            Future<?> watcher = pool.submit(() -> {
-                while (running.get()) {
-                    highest.accumulateAndGet(spool.bytes(), Math::max);
-                    Thread.onSpinWait();
-                }
-            });
+            Future<?> watcher = watchHighest(pool, spool, running, highest);
             Future<?> delivery = pool.submit(() -> {
                 while (running.get()) {
                     Optional<SpoolEntry> out = spool.next(Duration.ofMillis(20));
@@ -404,29 +383,17 @@ class SpoolBoundTest {
                 }
                 return null;
             });
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<?>> appenders = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int thread = t;
-                appenders.add(pool.submit(() -> {
-                    go.await();
-                    for (int i = 0; i < appendsEach; i++) {
-                        try {
-                            spool.append(request(thread * appendsEach + i, 1024))
-                                    .get(WAIT.toSeconds(), TimeUnit.SECONDS);
-                            acceptedCount.incrementAndGet();
-                        } catch (ExecutionException e) {
-                            assertInstanceOf(SpoolFullException.class, e.getCause());
-                            refused.incrementAndGet();
-                        }
+            appendTogether(pool, threads, thread -> {
+                for (int i = 0; i < appendsEach; i++) {
+                    try {
+                        spool.append(request(thread * appendsEach + i, 1024)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+                        acceptedCount.incrementAndGet();
+                    } catch (ExecutionException e) {
+                        assertInstanceOf(SpoolFullException.class, e.getCause());
+                        refused.incrementAndGet();
                     }
-                    return null;
-                }));
-            }
-            go.countDown();
-            for (Future<?> appender : appenders) {
-                appender.get(60, TimeUnit.SECONDS);
-            }
+                }
+            });
             running.set(false);
             watcher.get(10, TimeUnit.SECONDS);
             delivery.get(10, TimeUnit.SECONDS);
@@ -461,5 +428,40 @@ class SpoolBoundTest {
                         file + " holds part of the refused request");
             }
         }
+    }
+
+    /** What each appender thread does; {@code thread} is its number. */
+    @FunctionalInterface
+    private interface Appender {
+        void run(int thread) throws Exception;
+    }
+
+    /** Starts {@code threads} appenders at the same instant and waits for all of them. */
+    private static void appendTogether(ExecutorService pool, int threads, Appender appender) throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<?>> running = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            running.add(pool.submit(() -> {
+                go.await();
+                appender.run(thread);
+                return null;
+            }));
+        }
+        go.countDown();
+        for (Future<?> one : running) {
+            one.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Records the highest {@code bytes()} seen until {@code running} turns false. */
+    private static Future<?> watchHighest(ExecutorService pool, Spool spool, AtomicBoolean running,
+                                          AtomicLong highest) {
+        return pool.submit(() -> {
+            while (running.get()) {
+                highest.accumulateAndGet(spool.bytes(), Math::max);
+                Thread.onSpinWait();
+            }
+        });
     }
 }
