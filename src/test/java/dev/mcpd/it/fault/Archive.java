@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.collector.TestPostgres;
 import java.io.IOException;
+import java.util.Optional;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -83,6 +84,15 @@ abstract class Archive implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------- SQLite
 
     /** One SQLite file per collector: {@code dir/collector-<n>.db}. */
+    /**
+     * The archive two collectors share: a fresh PostgreSQL schema when a server is configured, else one SQLite file
+     * per collector, counted together.
+     */
+    static Archive sharedByTwo(Path dir) throws SQLException {
+        Optional<TestPostgres> postgres = TestPostgres.fromEnvironment();
+        return postgres.isPresent() ? postgres(postgres.get()) : sqlite(dir, 2);
+    }
+
     static Archive sqlite(Path dir, int collectors) {
         return new Archive() {
             @Override

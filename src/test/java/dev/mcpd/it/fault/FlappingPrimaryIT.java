@@ -2,7 +2,6 @@ package dev.mcpd.it.fault;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.mcpd.collector.TestPostgres;
 import dev.mcpd.it.PackagedJar;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,7 +9,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,9 +34,7 @@ class FlappingPrimaryIT {
 
     @Test
     void aPrimaryFlappingEveryTwoSecondsLosesNothingAndDoublesNothing() throws Exception {
-        Optional<TestPostgres> postgres = TestPostgres.fromEnvironment();
-        Archive archive = postgres.isPresent() ? Archive.postgres(postgres.get()) : Archive.sqlite(dir, 2);
-        try (FaultRig rig = new FaultRig(dir, archive)) {
+        try (FaultRig rig = new FaultRig(dir, Archive.sharedByTwo(dir))) {
             int port1 = PackagedJar.freePort();
             int port2 = PackagedJar.freePort();
             int proxyPort = PackagedJar.freePort();

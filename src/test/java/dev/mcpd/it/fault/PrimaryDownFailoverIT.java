@@ -2,14 +2,12 @@ package dev.mcpd.it.fault;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.mcpd.collector.TestPostgres;
 import dev.mcpd.it.PackagedJar;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,8 +36,7 @@ class PrimaryDownFailoverIT {
 
     @Test
     void failsOverWhileThePrimaryIsDownAndFailsBackWithNothingLostOrDoubled() throws Exception {
-        Optional<TestPostgres> postgres = TestPostgres.fromEnvironment();
-        Archive archive = postgres.isPresent() ? Archive.postgres(postgres.get()) : Archive.sqlite(dir, 2);
+        Archive archive = Archive.sharedByTwo(dir);
         try (FaultRig rig = new FaultRig(dir, archive)) {
             int port1 = PackagedJar.freePort();
             int port2 = PackagedJar.freePort();
