@@ -35,6 +35,7 @@ public final class IngestServer {
     private final McpdConfig config;
     private final Main main = new Main();
     private final List<AutoCloseable> resources = new ArrayList<>();
+    private final IdleBoundedVertx vertx;
     private volatile ServingGate gate;
 
     private IngestServer(String role, McpdConfig config) {
@@ -46,6 +47,9 @@ public final class IngestServer {
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
         bindShared(config, main::bind);
+        vertx = IdleBoundedVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
+                IdleBoundedVertx.idleTimeoutFor(config.requestTimeout()));
+        main.bind("vertx", vertx);
         main.addMainListener(new MainListenerSupport() {
             @Override
             public void afterConfigure(BaseMainSupport configured) {
@@ -57,6 +61,12 @@ public final class IngestServer {
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot tie resources to the Camel context", e);
                 }
+            }
+
+            @Override
+            public void afterStop(BaseMainSupport stopped) {
+                // platform-http leaves a Vert.x it found in the registry open; its listener is closed by now.
+                vertx.close();
             }
         });
     }
@@ -109,6 +119,7 @@ public final class IngestServer {
             ListenerCheck.ensureFree(config.listen());
         } catch (IOException e) {
             closeResources();
+            vertx.close();
             throw new StartFailure(e.getMessage(), e);
         }
         try {
@@ -117,6 +128,7 @@ public final class IngestServer {
         } catch (Exception e) {
             main.stop();
             closeResources();
+            vertx.close();
             throw new StartFailure("cannot start the " + role + " on " + config.listen() + ": " + rootMessage(e), e);
         }
         return main;

@@ -60,12 +60,22 @@ public final class RawHttp implements AutoCloseable {
         return response.length() - headEnd - 4 >= length;
     }
 
-    /** True when the server closed the connection (after its answer). */
+    /** Closes the sending side: the server sees the end of the stream, and can still answer. */
+    public void shutdownOutput() throws IOException {
+        socket.shutdownOutput();
+    }
+
+    /**
+     * True when the server closed the connection (after its answer) within the read timeout; false when it is still
+     * open then, or sent more.
+     */
     public boolean closedByServer() {
         try {
             return in.read() < 0;
+        } catch (SocketTimeoutException e) {
+            return false;
         } catch (IOException e) {
-            return true;
+            return true; // reset by the server
         }
     }
 
