@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md and its plots from the result lines of bench/run.sh.
+
+Usage: bench/report.py RESULTS.jsonl BENCHMARKS.md PLOTS_DIR
+
+Every figure is the median of its repetitions with (min–max); ratios are of medians measured in the same run.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def load(path):
+    with open(path) as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def spread(values, fmt="{:,.0f}"):
+    values = list(values)
+    if not values:
+        return "–"
+    median = statistics.median(values)
+    if len(values) == 1:
+        return fmt.format(median).replace(",", " ")
+    return (fmt.format(median) + " (" + fmt.format(min(values)) + "–" + fmt.format(max(values)) + ")").replace(",", " ")
+
+
+def median(values, default=None):
+    values = list(values)
+    return statistics.median(values) if values else default
+
+
+class Results:
+    def __init__(self, rows):
+        self.rows = rows
+        self.machine = next(r for r in rows if r["kind"] == "machine")
+
+    def kind(self, kind, **match):
+        return [r for r in self.rows if r["kind"] == kind and all(r.get(k) == v for k, v in match.items())]
+
+    def saturated(self, subject):
+        return [r for r in self.kind("load", subject=subject) if r["delay_ms"] == 0 and "backlog" not in r]
+
+    def rps(self, subject):
+        return median(r["rps"] for r in self.saturated(subject))
+
+    def disk(self, pattern):
+        return median(r["records_per_s"] for r in self.kind("disk", pattern=pattern))
+
+
+def ratio(a, b):
+    return "–" if not a or not b else f"{a / b:.2f}×"
+
+
+def load_table(res, subjects):
+    out = ["| subject | body | requests/s | p50 ms | p99 ms | p99.9 ms | non-2xx | relay CPU (cores) | relay RSS MiB |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for subject, label in subjects:
+        rows = res.saturated(subject)
+        if not rows:
+            continue
+        relay = subject.startswith("relay")
+        out.append("| {} | {} KiB | {} | {} | {} | {} | {} | {} | {} |".format(
+            label, rows[0]["size"] // 1024, spread(r["rps"] for r in rows),
+            spread((r["p50_ms"] for r in rows), "{:.2f}"), spread((r["p99_ms"] for r in rows), "{:.2f}"),
+            spread((r["p999_ms"] for r in rows), "{:.2f}"),
+            sum(r["non2xx"] + r["socket_errors"] for r in rows),
+            spread((r["cpu_cores"] for r in rows), "{:.2f}") if relay else "–",
+            spread(r["rss_mib"] for r in rows) if relay else "–"))
+    return out
+
+
+def offered_load(res):
+    points = {}
+    for r in res.rows:
+        if r["kind"] == "load" and "fraction" in r:
+            points.setdefault((r["subject"], r["fraction"]), []).append(r)
+    return points
+
+
+def plot(res, plots_dir):
+    """Latency percentiles against achieved load (A, B, relay), and accept rate against backlog size."""
+    points = offered_load(res)
+    names = {"A-1k": "ceiling A (nginx return 200)", "B-1k": "ceiling B (nginx proxy, no durability)",
+             "relay-1k": "mcpd relay (durable)"}
+    files = []
+    for subject in ("A-1k", "B-1k", "relay-1k"):
+        data = os.path.join(plots_dir, f"latency-{subject}.dat")
+        with open(data, "w") as f:
+            series = [(median(r["rps"] for r in rows), median(r["p50_ms"] for r in rows),
+                       median(r["p99_ms"] for r in rows)) for (s, _), rows in sorted(points.items()) if s == subject]
+            saturated = res.saturated(subject)
+            if saturated:
+                series.append((res.rps(subject), median(r["p50_ms"] for r in saturated),
+                               median(r["p99_ms"] for r in saturated)))
+            for x, p50, p99 in sorted(series):
+                f.write(f"{x:.0f} {p50:.3f} {p99:.3f}\n")
+        files.append((data, names[subject]))
+    curves = ", ".join(f"'{d}' using 1:3 with linespoints title '{n}, p99', "
+                       f"'{d}' using 1:2 with linespoints dashtype 2 title '{n}, p50'" for d, n in files)
+    backlog = os.path.join(plots_dir, "backlog.dat")
+    with open(backlog, "w") as f:
+        for n in sorted({r["backlog"] for r in res.rows if r["kind"] == "load" and "backlog" in r}):
+            rows = [r for r in res.kind("load", subject="relay-backlog") if r["backlog"] == n]
+            f.write(f"{n} {median(r['rps'] for r in rows):.0f} {min(r['rps'] for r in rows):.0f} "
+                    f"{max(r['rps'] for r in rows):.0f} {median(r['p99_ms'] for r in rows):.3f}\n")
+    script = f"""
+set terminal pngcairo size 960,600 font ',10'
+set output '{os.path.join(plots_dir, "latency-vs-load.png")}'
+set title 'Latency against achieved load — 1 KiB POST, 64 connections (paced at 1/4, 1/2, 3/4 of saturation, then saturated)'
+set xlabel 'requests/s achieved'
+set ylabel 'latency (ms, log scale)'
+set logscale y
+set key top left
+set grid
+plot {curves}
+set output '{os.path.join(plots_dir, "backlog.png")}'
+set title 'Relay accept rate against entries waiting in the spool (upstream down) — 1 KiB, 64 connections'
+set xlabel 'entries waiting at start'
+set ylabel 'requests/s'
+unset logscale y
+set logscale x
+set yrange [0:*]
+set offsets 0.2, 0.2, 0, 0
+plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines title 'median (min–max)'
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report: no plot ({e})", file=sys.stderr)
+
+
+def targets(res):
+    out = ["| target | measured | met |", "|---|---|---|"]
+    b, relay = res.rps("B-1k"), res.rps("relay-1k")
+    if b and relay:
+        out.append(f"| durable accept ≥ 1.0 × ceiling B (1 KiB, 64 connections) | {relay / b:.2f}× "
+                   f"({relay:,.0f} vs {b:,.0f} req/s) | {'yes' if relay >= b else 'no'} |".replace(",", " "))
+    half = offered_load(res).get(("relay-1k", 0.5))
+    if half:
+        p99 = median(r["p99_ms"] for r in half)
+        achieved = median(r["rps"] for r in half)
+        out.append(f"| accept p99 ≤ 10 ms at half the saturating rate | p99 {p99:.2f} ms at {achieved:,.0f} req/s | "
+                   f"{'yes' if p99 <= 10 else 'no'} |".replace(",", " "))
+    for s in res.kind("sustained"):
+        if s["label"] == "half-B":
+            rate = s["accepted"] / s["seconds"]
+            growth = s["entries_after"] - s["entries_before"]
+            flat = growth <= 0.02 * s["accepted"]
+            out.append(f"| sustained: delivery keeps up at ≥ 0.5 × ceiling B | accepted {rate:,.0f}/s = "
+                       f"{rate / b:.2f} × B, delivered {s['delivered'] / s['seconds']:,.0f}/s, spool "
+                       f"{s['entries_before']:,} → {s['entries_after']:,} entries | "
+                       f"{'yes' if flat and rate >= 0.5 * b else 'no'} |".replace(",", " "))
+    backlog = {}
+    for r in res.kind("load", subject="relay-backlog"):
+        backlog.setdefault(r["backlog"], []).append(r["rps"])
+    if 0 in backlog and len(backlog) > 1:
+        top = max(backlog)
+        r = median(backlog[top]) / median(backlog[0])
+        out.append(f"| accept with {top:,} entries waiting within 10% of an empty spool | {r:.2f}× | "
+                   f"{'yes' if r >= 0.9 else 'no'} |".replace(",", " "))
+        restart = [x for x in res.kind("restart") if x["backlog"] == top]
+        if restart:
+            ms = restart[0]["serving_ms"]
+            out.append(f"| restart with {top:,} entries serving in < 5 s | {ms / 1000:.1f} s | "
+                       f"{'yes' if ms < 5000 else 'no'} |".replace(",", " "))
+    peaks = [r["peak_rss_mib"] for r in res.rows if "peak_rss_mib" in r]
+    if peaks:
+        out.append(f"| RSS < 300 MiB throughout | peak {max(peaks)} MiB | {'yes' if max(peaks) < 300 else 'no'} |")
+    return out
+
+
+def report(res, plots_dir, plots_link):
+    m = res.machine
+    b1, a1 = res.rps("B-1k"), res.rps("A-1k")
+    relay1, relay16, b16 = res.rps("relay-1k"), res.rps("relay-16k"), res.rps("B-16k")
+    md = ["# Benchmarks", "",
+          "**Generated by `bench/run.sh`** (" + ("`--quick`: a smoke run, figures not comparable" if m["quick"]
+                                                 else "full run") + f", {m['date']}). Do not edit by hand: run "
+          "`bench/run.sh` (it installs wrk, nginx and gnuplot from Debian's packages, builds the jar if needed, and "
+          "takes about 25 minutes). Every figure is the median of its repetitions with (min–max); the subjects "
+          "alternate within each repetition, so the ceilings and the relay share the same noise. The load generator "
+          "(wrk, 2 threads) runs on the same 2 cores as the server under test.", "",
+          f"**Machine**: {m['cpu']}, {m['cores']} cores, {m['memory_mib']:,} MiB; Linux {m['kernel']}; spool file "
+          f"system {m['fs']}; {m['java']}; nginx {m['nginx']}; wrk {m['wrk']}. The relay runs as shipped "
+          "(`bin/mcpd`: SerialGC, default heap).".replace(",", " ", 1), "",
+          "## Ratios (what holds from one machine to another)", "",
+          "| ratio | value |", "|---|---|",
+          f"| relay accept / ceiling B (1 KiB) | {ratio(relay1, b1)} |",
+          f"| relay accept / ceiling A (1 KiB) | {ratio(relay1, a1)} |",
+          f"| relay accept / ceiling C, one file + fsync + rename + dir fsync per record | "
+          f"{ratio(relay1, res.disk('file'))} |",
+          f"| relay accept / ceiling C, append + one fdatasync per record | {ratio(relay1, res.disk('append-1'))} |",
+          f"| relay accept / ceiling C, append + one fdatasync per 64 records | "
+          f"{ratio(relay1, res.disk('append-64'))} |",
+          f"| relay accept / ceiling B (16 KiB) | {ratio(relay16, b16)} |", "",
+          "## Targets (issue 7)", ""] + targets(res) + [
+          "", "## Ceilings", "",
+          "A and B: nginx (2 workers), `keepalive_requests` unlimited, 64 connections, POST with the same body as the "
+          "relay gets. C: `bench/DiskProbe.java`, one thread, 1 KiB records, on the spool's file system.", ""]
+    md += load_table(res, [("A-1k", "A: nginx `return 200`"), ("B-1k", "B: nginx → nginx (keep-alive)"),
+                           ("B-16k", "B: nginx → nginx (keep-alive)")])
+    md += ["", "| C: durable write pattern | records/s |", "|---|---|"]
+    for pattern, label in (("file", "one file + fsync + rename + directory fsync per record"),
+                           ("append-1", "append + fdatasync per record"),
+                           ("append-8", "append + one fdatasync per 8 records"),
+                           ("append-64", "append + one fdatasync per 64 records")):
+        md.append(f"| {label} | {spread(r['records_per_s'] for r in res.kind('disk', pattern=pattern))} |")
+    md += ["", "## The relay: accept path", "",
+           "`mcpd relay` delivering to nginx `return 200` (so delivery runs during the measurement); every 2xx "
+           "left after its request was fdatasynced in the spool. Between subjects the harness waits for the spool "
+           "to drain, so no run pays for the previous one's delivery.", ""]
+    md += load_table(res, [("relay-1k", "relay"), ("relay-16k", "relay")])
+    md += ["", "## Latency against offered load", "",
+           "Each of the 64 connections waits a fixed pause after every answer (wrk `delay()`), chosen as a fraction "
+           "of the subject's own saturating rate; the achieved rate is what the pause allowed.", "",
+           "| subject | target fraction | achieved req/s | p50 ms | p99 ms | p99.9 ms |", "|---|---|---|---|---|---|"]
+    for (subject, fraction), rows in sorted(offered_load(res).items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        md.append(f"| {subject} | {fraction} | {spread(r['rps'] for r in rows)} | "
+                  f"{spread((r['p50_ms'] for r in rows), '{:.2f}')} | {spread((r['p99_ms'] for r in rows), '{:.2f}')} | "
+                  f"{spread((r['p999_ms'] for r in rows), '{:.2f}')} |")
+    md += ["", f"![latency against load]({plots_link}/latency-vs-load.png)", "",
+           "## Sustained load with delivery", "",
+           "| load | seconds | accepted/s | delivered/s | spool entries before → after | peak RSS MiB |",
+           "|---|---|---|---|---|---|"]
+    for s in res.kind("sustained"):
+        label = "full (64 connections, no pause)" if s["label"] == "full" else "paced at half of ceiling B"
+        md.append(f"| {label} | {s['seconds']:.0f} | {s['accepted'] / s['seconds']:,.0f} | "
+                  f"{s['delivered'] / s['seconds']:,.0f} | {s['entries_before']:,} → {s['entries_after']:,} | "
+                  f"{s['peak_rss_mib']} |".replace(",", " "))
+    samples = res.kind("sustained-sample")
+    if samples:
+        md += ["", "Spool entries every 5 s: " + "; ".join(
+            lab + ": " + ", ".join(str(x["entries"]) for x in samples if x["label"] == lab)
+            for lab in dict.fromkeys(x["label"] for x in samples)) + "."]
+    md += ["", "## Backlog scale", "",
+           "The spool is filled with N distinct 1 KiB entries (`bench/FillSpool.java`, through the spool's own "
+           "append path), the relay is started on it with its upstream down, and timed from launch to its first 2xx; "
+           "then the accept rate is measured as above. The largest backlog is then drained into nginx.", "",
+           "| entries waiting | launch → first 2xx | RSS after start MiB | accept req/s | p99 ms | accept / empty spool |",
+           "|---|---|---|---|---|---|"]
+    base = None
+    for restart in res.kind("restart"):
+        rows = [r for r in res.kind("load", subject="relay-backlog") if r["backlog"] == restart["backlog"]]
+        rate = median(r["rps"] for r in rows)
+        base = base or rate
+        md.append(f"| {restart['backlog']:,} | {restart['serving_ms'] / 1000:.1f} s | {restart['rss_mib']} | "
+                  f"{spread(r['rps'] for r in rows)} | {spread((r['p99_ms'] for r in rows), '{:.2f}')} | "
+                  f"{ratio(rate, base)} |".replace(",", " "))
+    for d in res.kind("drain"):
+        md += ["", f"Drain: {d['entries']:,} entries delivered in {d['drain_ms'] / 1000:.1f} s = "
+                   f"**{d['entries'] / max(d['drain_ms'], 1) * 1000:,.0f} entries/s** (4 workers), the first "
+                   f"{d['first_delivery_ms'] / 1000:.1f} s after the upstream came back; peak RSS "
+                   f"{d['peak_rss_mib']} MiB.".replace(",", " ")]
+    md += ["", f"![accept rate against backlog]({plots_link}/backlog.png)", "", "## The collector", "",
+           "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
+    md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
+                           ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
+    md += [""]
+    return "\n".join(md)
+
+
+def main():
+    results, markdown, plots_dir = sys.argv[1:4]
+    res = Results(load(results))
+    os.makedirs(plots_dir, exist_ok=True)
+    plot(res, plots_dir)
+    link = os.path.relpath(plots_dir, os.path.dirname(os.path.abspath(markdown)))
+    with open(markdown, "w") as f:
+        f.write(report(res, plots_dir, link))
+
+
+if __name__ == "__main__":
+    main()

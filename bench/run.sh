@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# The benchmark (issue 7): the relay's accept and delivery paths measured side by side with the machine's ceilings —
+#   A  nginx `return 200`                      (what HTTP on loopback costs)
+#   B  nginx proxy_pass → nginx, keep-alive     (relaying with no durability at all)
+#   C  the spool's file system: file+fsync+rename+dir fsync, append+fdatasync per 1/8/64 records
+# then the relay (bin/mcpd, as shipped) at 1 KiB and 16 KiB, latency against offered load, 60 s sustained with
+# delivery, backlogs of 0 / 100 000 / 1 000 000 waiting entries (restart time, accept rate, drain), and the collector
+# on SQLite and PostgreSQL. Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
+#
+# Usage: bench/run.sh [--quick]
+#   (full)   about 25 minutes; writes BENCHMARKS.md and bench/report/*.png
+#   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
+#            and writes its report under target/bench-quick/ (never over the committed one)
+# Installs wrk, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
+esac
+
+if ((quick)); then
+  reps=1 seconds=3 warmup=1 sustained=10 backlogs="0 10000" latency_reps=1 disk_seconds=1
+  report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
+else
+  reps=5 seconds=10 warmup=3 sustained=60 backlogs="0 100000 1000000" latency_reps=3 disk_seconds=5
+  report_dir=$root plots_dir=$root/bench/report
+fi
+connections=64
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || need+=(nginx)
+command -v gnuplot >/dev/null || need+=(gnuplot-nox)
+command -v curl >/dev/null || need+=(curl)
+if ((${#need[@]})); then
+  echo "== installing ${need[*]} from Debian's packages" >&2
+  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+[ -f "$root/target/mcpd.jar" ] || (cd "$root" && mvn -B -q -DskipTests package)
+
+# The work directory holds the spools: on the disk, not a tmpfs (ceiling C is measured in it too).
+work=$(mktemp -d "${MCPD_BENCH_DIR:-/var/tmp}/mcpd-bench.XXXXXX")
+results=$work/results.jsonl
+relay_port=14400 serve_port=14440 a_port=18181 b_port=18182 down_port=18183
+cleanup() {
+  pkill -f "mcpd.jar relay --listen 127.0.0.1:$relay_port" 2>/dev/null || true
+  pkill -f "mcpd.jar serve --listen 127.0.0.1:$serve_port" 2>/dev/null || true
+  for conf in "$work"/nginx-*.conf; do [ -f "$conf" ] && nginx -c "$conf" -s stop 2>/dev/null; done
+  [ -n "${pg_env:-}" ] && bash "$root/.ci/postgres.sh" stop "$pg_env" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+record() { echo "$1" >>"$results"; }
+say() { echo "== $*" >&2; }
+
+# --- the machine ------------------------------------------------------------------------------------------------
+cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+record "$(printf '{"kind":"machine","cpu":"%s","cores":%d,"memory_mib":%d,"kernel":"%s","fs":"%s","java":"%s","nginx":"%s","wrk":"%s","quick":%d,"date":"%s"}' \
+  "$cpu" "$(nproc)" "$(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo)" "$(uname -r)" \
+  "$(df -T "$work" | awk 'NR==2 {print $2 " on " $1}')" \
+  "$(java -version 2>&1 | head -1 | tr -d '"')" "$(nginx -v 2>&1 | sed 's/.*: //')" \
+  "$(wrk -v 2>&1 | head -1 | awk '{print $2}')" "$quick" "$(date -u +%Y-%m-%dT%H:%MZ)")"
+
+# --- nginx: A answers, B proxies to A; D (the relay's upstream coming back) is started for the drain -------------
+nginx_conf() { # nginx_conf NAME SERVER-BLOCKS
+  cat >"$work/nginx-$1.conf" <<CONF
+worker_processes auto;
+pid $work/nginx-$1.pid;
+error_log $work/nginx-$1.error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx-$1.body;
+  proxy_temp_path $work/nginx-$1.proxy;
+  keepalive_requests 1000000;
+  client_max_body_size 20m;
+  client_body_buffer_size 64k;
+  $2
+}
+CONF
+}
+nginx_conf ceilings "
+  upstream a { server 127.0.0.1:$a_port; keepalive 64; }
+  server { listen 127.0.0.1:$a_port; location / { return 200; } }
+  server { listen 127.0.0.1:$b_port; location / {
+      proxy_pass http://a; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+nginx_conf drain "server { listen 127.0.0.1:$down_port; location / { return 200; } }"
+nginx -c "$work/nginx-ceilings.conf"
+
+# --- helpers ----------------------------------------------------------------------------------------------------
+relay_pid=
+start_relay() { # start_relay DIR UPSTREAM-PORT  (sets relay_pid and started_ms; returns when a POST is answered 2xx)
+  local t0; t0=$(date +%s%3N)
+  MCPD_JAVA_OPTS="${MCPD_BENCH_JAVA_OPTS:-}" "$root/bin/mcpd" relay --listen "127.0.0.1:$relay_port" \
+    --upstream "http://127.0.0.1:$2" --data "$1/mcpd.db" --spool-max-bytes 64GiB >>"$work/relay.log" 2>&1 &
+  relay_pid=$!
+  for _ in $(seq 1 1200); do
+    if curl -sf -o /dev/null -H 'content-type: application/json' -d '{"events":[{"bench":"first"}]}' \
+      "http://127.0.0.1:$relay_port/v1/ingest"; then
+      serving_ms=$(($(date +%s%3N) - t0))
+      return
+    fi
+    sleep 0.05
+  done
+  echo "the relay did not start" >&2; tail "$work/relay.log" >&2; exit 1
+}
+stop_relay() {
+  kill "$relay_pid" 2>/dev/null || true
+  wait "$relay_pid" 2>/dev/null || true
+}
+metric() { # metric NAME  — sums the samples of a relay metric
+  curl -sf "http://127.0.0.1:$relay_port/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 {s += $2} END {printf "%.0f", s}'
+}
+await_empty_spool() { # returns once delivery caught up (at most 10 minutes)
+  for _ in $(seq 1 6000); do [ "$(metric mcpd_relay_spool_entries)" = 0 ] && return; sleep 0.1; done
+  echo "the spool did not drain" >&2
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss_mib() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
+load() { # load SUBJECT SIZE URL SECONDS DELAY-MS [EXTRA-JSON]  — one wrk run, one result line
+  local subject=$1 size=$2 url=$3 secs=$4 pause=$5 extra=${6:-} before=0 line cpu=""
+  [ -n "$relay_pid" ] && [[ $subject == relay* ]] && before=$(cpu_ticks "$relay_pid")
+  line=$(BODY_BYTES=$size DELAY_MS=$pause wrk -t2 -c"$connections" -d"${secs}s" -s "$here/post.lua" "$url" | tail -1)
+  if [ -n "$relay_pid" ] && [[ $subject == relay* ]]; then
+    cpu=$(awk -v t="$(($(cpu_ticks "$relay_pid") - before))" -v hz="$(getconf CLK_TCK)" -v s="$secs" \
+      'BEGIN {printf ",\"cpu_cores\":%.2f", t / hz / s}'),\"rss_mib\":$(rss_mib "$relay_pid")
+  fi
+  record "{\"kind\":\"load\",\"subject\":\"$subject\",\"size\":$size,\"delay_ms\":$pause$cpu$extra,${line#\{}"
+  echo "$line"
+}
+warm() { BODY_BYTES=$2 wrk -t2 -c"$connections" -d"${warmup}s" -s "$here/post.lua" "$1" >/dev/null; }
+
+# --- ceiling C: the disk ----------------------------------------------------------------------------------------
+say "ceiling C: the disk ($disk_seconds s per pattern, $reps repetitions)"
+for _ in $(seq 1 "$reps"); do
+  java "$here/DiskProbe.java" "$work/disk" "$disk_seconds" | while read -r line; do
+    record "{\"kind\":\"disk\",${line#\{}"
+  done
+done
+
+# --- saturation: A, B, the relay at 1 KiB and 16 KiB, alternating ----------------------------------------------
+say "saturation: $reps × ${seconds} s per subject, $connections connections"
+start_relay "$work/accept" "$a_port"
+accept_pid=$relay_pid
+warm "http://127.0.0.1:$a_port/v1/ingest" 1024
+warm "http://127.0.0.1:$b_port/v1/ingest" 1024
+warm "http://127.0.0.1:$relay_port/v1/ingest" 1024
+await_empty_spool
+for rep in $(seq 1 "$reps"); do
+  load A-1k 1024 "http://127.0.0.1:$a_port/v1/ingest" "$seconds" 0
+  load B-1k 1024 "http://127.0.0.1:$b_port/v1/ingest" "$seconds" 0
+  load relay-1k 1024 "http://127.0.0.1:$relay_port/v1/ingest" "$seconds" 0
+  await_empty_spool
+  load B-16k 16384 "http://127.0.0.1:$b_port/v1/ingest" "$seconds" 0
+  load relay-16k 16384 "http://127.0.0.1:$relay_port/v1/ingest" "$seconds" 0
+  await_empty_spool
+done
+
+# --- latency against offered load: paced connections at 1/4, 1/2, 3/4 of each subject's saturating rate ---------
+median_rps() { # median_rps SUBJECT
+  python3 - "$results" "$1" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print(statistics.median(r["rps"] for r in rows if r.get("kind") == "load" and r["subject"] == sys.argv[2]
+                        and r["delay_ms"] == 0))
+PY
+}
+say "latency against offered load"
+declare -A saturation
+for subject in A-1k B-1k relay-1k; do saturation[$subject]=$(median_rps "$subject"); done
+for rep in $(seq 1 "$latency_reps"); do
+  for fraction in 0.25 0.5 0.75; do
+    for subject in A-1k B-1k relay-1k; do
+      case $subject in A-1k) port=$a_port ;; B-1k) port=$b_port ;; relay-1k) port=$relay_port ;; esac
+      pause=$(awk -v c="$connections" -v r="${saturation[$subject]}" -v f="$fraction" \
+        'BEGIN {d = c * 1000 / (r * f); printf "%d", d < 1 ? 1 : d + 0.5}')
+      load "$subject" 1024 "http://127.0.0.1:$port/v1/ingest" "$seconds" "$pause" ",\"fraction\":$fraction"
+      [ "$subject" = relay-1k ] && await_empty_spool
+    done
+  done
+done
+
+# --- sustained: 60 s of load with delivery running, spool size sampled ------------------------------------------
+sustained() { # sustained LABEL DELAY-MS
+  local a0 d0 e0 t0 sampler
+  a0=$(metric mcpd_relay_accepted_total) d0=$(metric mcpd_relay_delivered_total) e0=$(metric mcpd_relay_spool_entries)
+  t0=$(date +%s%3N)
+  (while sleep 5; do
+     record "{\"kind\":\"sustained-sample\",\"label\":\"$1\",\"t_s\":$((($(date +%s%3N) - t0) / 1000)),\"entries\":$(metric mcpd_relay_spool_entries),\"delivered\":$(($(metric mcpd_relay_delivered_total) - d0)),\"rss_mib\":$(rss_mib "$relay_pid")}"
+   done) &
+  sampler=$!
+  load "relay-sustained-$1" 1024 "http://127.0.0.1:$relay_port/v1/ingest" "$sustained" "$2" \
+    ",\"entries_before\":$e0" >/dev/null
+  kill "$sampler"; wait "$sampler" 2>/dev/null || true
+  local secs; secs=$(awk -v t="$(($(date +%s%3N) - t0))" 'BEGIN {printf "%.3f", t / 1000}')
+  record "{\"kind\":\"sustained\",\"label\":\"$1\",\"seconds\":$secs,\"accepted\":$(($(metric mcpd_relay_accepted_total) - a0)),\"delivered\":$(($(metric mcpd_relay_delivered_total) - d0)),\"entries_before\":$e0,\"entries_after\":$(metric mcpd_relay_spool_entries),\"peak_rss_mib\":$(peak_rss_mib "$relay_pid")}"
+  await_empty_spool
+}
+say "sustained: ${sustained} s at full load, then ${sustained} s paced at half of ceiling B"
+sustained full 0
+half_b_pause=$(awk -v c="$connections" -v r="${saturation[B-1k]}" 'BEGIN {d = c * 1000 / (r * 0.5); printf "%d", d < 1 ? 1 : d + 0.5}')
+sustained half-B "$half_b_pause"
+record "{\"kind\":\"relay-process\",\"phase\":\"accept\",\"peak_rss_mib\":$(peak_rss_mib "$accept_pid")}"
+stop_relay
+
+# --- backlog scale: upstream down, N entries waiting --------------------------------------------------------------
+say "backlog: $backlogs entries waiting"
+for n in $backlogs; do
+  dir=$work/backlog-$n
+  mkdir -p "$dir/mcpd.spool/relay"
+  filled=0
+  if ((n > 0)); then
+    line=$(java -cp "$root/target/mcpd.jar" "$here/FillSpool.java" "$dir/mcpd.spool/relay" "$n" 2>>"$work/fill.log")
+    filled=1
+  fi
+  start_relay "$dir" "$down_port"
+  record "{\"kind\":\"restart\",\"backlog\":$n,\"serving_ms\":$serving_ms,\"rss_mib\":$(rss_mib "$relay_pid")}"
+  warm "http://127.0.0.1:$relay_port/v1/ingest" 1024
+  for rep in $(seq 1 "$reps"); do
+    load relay-backlog 1024 "http://127.0.0.1:$relay_port/v1/ingest" "$seconds" 0 ",\"backlog\":$n" >/dev/null
+  done
+  if [ "$n" = "${backlogs##* }" ]; then
+    waiting=$(metric mcpd_relay_spool_entries)
+    nginx -c "$work/nginx-drain.conf"
+    t0=$(date +%s%3N)
+    until [ "$(metric mcpd_relay_delivered_total)" -gt 0 ]; do sleep 0.05; done
+    t1=$(date +%s%3N)
+    until [ "$(metric mcpd_relay_spool_entries)" = 0 ]; do sleep 0.2; done
+    t2=$(date +%s%3N)
+    record "{\"kind\":\"drain\",\"entries\":$waiting,\"first_delivery_ms\":$((t1 - t0)),\"drain_ms\":$((t2 - t1)),\"peak_rss_mib\":$(peak_rss_mib "$relay_pid")}"
+    nginx -c "$work/nginx-drain.conf" -s stop
+  fi
+  record "{\"kind\":\"relay-process\",\"phase\":\"backlog-$n\",\"peak_rss_mib\":$(peak_rss_mib "$relay_pid")}"
+  stop_relay
+  rm -rf "$dir"
+done
+
+# --- the collector --------------------------------------------------------------------------------------------------
+collector() { # collector LABEL DATA
+  "$root/bin/mcpd" serve --listen "127.0.0.1:$serve_port" --data "$2" >>"$work/collector.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 400); do curl -sf -o /dev/null "http://127.0.0.1:$serve_port/readyz" && break; sleep 0.05; done
+  warm "http://127.0.0.1:$serve_port/v1/ingest" 1024
+  for rep in $(seq 1 "$reps"); do
+    UNIQUE_KEYS=1 RUN_ID="$1-$rep" load "collector-$1" 1024 "http://127.0.0.1:$serve_port/v1/ingest" "$seconds" 0 \
+      >/dev/null
+  done
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+say "collector: SQLite"
+collector sqlite "$work/collector/mcpd.db"
+if ((!quick)); then
+  say "collector: PostgreSQL (a throwaway cluster from .ci/postgres.sh, fsync on)"
+  eval "$(bash "$root/.ci/postgres.sh")"
+  pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
+  collector postgres "$MCPD_TEST_POSTGRES_URL"
+fi
+
+# --- the report -------------------------------------------------------------------------------------------------
+mkdir -p "$plots_dir"
+cp "$results" "$plots_dir/results.jsonl"
+python3 "$here/report.py" "$plots_dir/results.jsonl" "$report_dir/BENCHMARKS.md" "$plots_dir"
+say "report: $report_dir/BENCHMARKS.md"
