@@ -23,8 +23,14 @@ def spread(values, fmt="{:,.0f}"):
         return "–"
     median = statistics.median(values)
     if len(values) == 1:
-        return fmt.format(median).replace(",", " ")
-    return (fmt.format(median) + " (" + fmt.format(min(values)) + "–" + fmt.format(max(values)) + ")").replace(",", " ")
+        return fmt.format(median).replace(",", "\u2009")
+    return (fmt.format(median) + " (" + fmt.format(min(values)) + "–" + fmt.format(max(values)) + ")").replace(
+        ",", "\u2009")
+
+
+def num(x):
+    """A whole number with thin spaces between thousands: 12 345."""
+    return f"{x:,.0f}".replace(",", "\u2009")
 
 
 def median(values, default=None):
@@ -118,18 +124,18 @@ set grid
 plot {curves}
 set output '{os.path.join(plots_dir, "backlog.png")}'
 set title 'Relay accept rate against entries waiting in the spool (upstream down) — 1 KiB, 64 connections'
-set xlabel 'entries waiting at start'
+set xlabel 'entries filled before the start (log scale)'
 set ylabel 'requests/s'
 unset logscale y
 set logscale x
 set yrange [0:*]
-set offsets 0.2, 0.2, 0, 0
+set offsets graph 0.05, graph 0.05, 0, 0
 plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines title 'median (min–max)'
 """
     try:
         subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
     except (OSError, subprocess.CalledProcessError) as e:
-        print(f"report: no plot ({e})", file=sys.stderr)
+        print(f"report: no plot ({e}: {getattr(e, 'stderr', '')})", file=sys.stderr)
 
 
 def targets(res):
@@ -137,35 +143,35 @@ def targets(res):
     b, relay = res.rps("B-1k"), res.rps("relay-1k")
     if b and relay:
         out.append(f"| durable accept ≥ 1.0 × ceiling B (1 KiB, 64 connections) | {relay / b:.2f}× "
-                   f"({relay:,.0f} vs {b:,.0f} req/s) | {'yes' if relay >= b else 'no'} |".replace(",", " "))
+                   f"({num(relay)} vs {num(b)} req/s) | {'yes' if relay >= b else 'no'} |")
     half = offered_load(res).get(("relay-1k", 0.5))
     if half:
         p99 = median(r["p99_ms"] for r in half)
         achieved = median(r["rps"] for r in half)
-        out.append(f"| accept p99 ≤ 10 ms at half the saturating rate | p99 {p99:.2f} ms at {achieved:,.0f} req/s | "
-                   f"{'yes' if p99 <= 10 else 'no'} |".replace(",", " "))
+        out.append(f"| accept p99 ≤ 10 ms at half the saturating rate | p99 {p99:.2f} ms at {num(achieved)} req/s | "
+                   f"{'yes' if p99 <= 10 else 'no'} |")
     for s in res.kind("sustained"):
         if s["label"] == "half-B":
             rate = s["accepted"] / s["seconds"]
             growth = s["entries_after"] - s["entries_before"]
             flat = growth <= 0.02 * s["accepted"]
-            out.append(f"| sustained: delivery keeps up at ≥ 0.5 × ceiling B | accepted {rate:,.0f}/s = "
-                       f"{rate / b:.2f} × B, delivered {s['delivered'] / s['seconds']:,.0f}/s, spool "
-                       f"{s['entries_before']:,} → {s['entries_after']:,} entries | "
-                       f"{'yes' if flat and rate >= 0.5 * b else 'no'} |".replace(",", " "))
+            out.append(f"| sustained: delivery keeps up at ≥ 0.5 × ceiling B | accepted {num(rate)}/s = "
+                       f"{rate / b:.2f} × B, delivered {num(s['delivered'] / s['seconds'])}/s, spool "
+                       f"{num(s['entries_before'])} → {num(s['entries_after'])} entries | "
+                       f"{'yes' if flat and rate >= 0.5 * b else 'no'} |")
     backlog = {}
     for r in res.kind("load", subject="relay-backlog"):
         backlog.setdefault(r["backlog"], []).append(r["rps"])
     if 0 in backlog and len(backlog) > 1:
         top = max(backlog)
         r = median(backlog[top]) / median(backlog[0])
-        out.append(f"| accept with {top:,} entries waiting within 10% of an empty spool | {r:.2f}× | "
-                   f"{'yes' if r >= 0.9 else 'no'} |".replace(",", " "))
+        out.append(f"| accept with {num(top)} entries waiting within 10% of an empty spool | {r:.2f}× | "
+                   f"{'yes' if r >= 0.9 else 'no'} |")
         restart = [x for x in res.kind("restart") if x["backlog"] == top]
         if restart:
             ms = restart[0]["serving_ms"]
-            out.append(f"| restart with {top:,} entries serving in < 5 s | {ms / 1000:.1f} s | "
-                       f"{'yes' if ms < 5000 else 'no'} |".replace(",", " "))
+            out.append(f"| restart with {num(top)} entries serving in < 5 s | {ms / 1000:.1f} s | "
+                       f"{'yes' if ms < 5000 else 'no'} |")
     peaks = [r["peak_rss_mib"] for r in res.rows if "peak_rss_mib" in r]
     if peaks:
         out.append(f"| RSS < 300 MiB throughout | peak {max(peaks)} MiB | {'yes' if max(peaks) < 300 else 'no'} |")
@@ -183,9 +189,9 @@ def report(res, plots_dir, plots_link):
           "takes about 25 minutes). Every figure is the median of its repetitions with (min–max); the subjects "
           "alternate within each repetition, so the ceilings and the relay share the same noise. The load generator "
           "(wrk, 2 threads) runs on the same 2 cores as the server under test.", "",
-          f"**Machine**: {m['cpu']}, {m['cores']} cores, {m['memory_mib']:,} MiB; Linux {m['kernel']}; spool file "
+          f"**Machine**: {m['cpu']}, {m['cores']} cores, {num(m['memory_mib'])} MiB; Linux {m['kernel']}; spool file "
           f"system {m['fs']}; {m['java']}; nginx {m['nginx']}; wrk {m['wrk']}. The relay runs as shipped "
-          "(`bin/mcpd`: SerialGC, default heap).".replace(",", " ", 1), "",
+          "(`bin/mcpd`: SerialGC, 64 MiB young generation).", "",
           "## Ratios (what holds from one machine to another)", "",
           "| ratio | value |", "|---|---|",
           f"| relay accept / ceiling B (1 KiB) | {ratio(relay1, b1)} |",
@@ -227,9 +233,9 @@ def report(res, plots_dir, plots_link):
            "|---|---|---|---|---|---|"]
     for s in res.kind("sustained"):
         label = "full (64 connections, no pause)" if s["label"] == "full" else "paced at half of ceiling B"
-        md.append(f"| {label} | {s['seconds']:.0f} | {s['accepted'] / s['seconds']:,.0f} | "
-                  f"{s['delivered'] / s['seconds']:,.0f} | {s['entries_before']:,} → {s['entries_after']:,} | "
-                  f"{s['peak_rss_mib']} |".replace(",", " "))
+        md.append(f"| {label} | {s['seconds']:.0f} | {num(s['accepted'] / s['seconds'])} | "
+                  f"{num(s['delivered'] / s['seconds'])} | {num(s['entries_before'])} → {num(s['entries_after'])} | "
+                  f"{s['peak_rss_mib']} |")
     samples = res.kind("sustained-sample")
     if samples:
         md += ["", "Spool entries every 5 s: " + "; ".join(
@@ -238,22 +244,27 @@ def report(res, plots_dir, plots_link):
     md += ["", "## Backlog scale", "",
            "The spool is filled with N distinct 1 KiB entries (`bench/FillSpool.java`, through the spool's own "
            "append path), the relay is started on it with its upstream down, and timed from launch to its first 2xx; "
-           "then the accept rate is measured as above. The largest backlog is then drained into nginx.", "",
-           "| entries waiting | launch → first 2xx | RSS after start MiB | accept req/s | p99 ms | accept / empty spool |",
-           "|---|---|---|---|---|---|"]
+           "then, after a warm-up whose requests wait in the spool too, the accept rate is measured as above (entries "
+           "waiting during the runs: the fill, the warm-up and the earlier runs). The largest backlog is then drained "
+           "into nginx.", "",
+           "| entries filled | launch → first 2xx | RSS after start MiB | entries waiting during the runs | accept req/s "
+           "| p99 ms | accept / empty spool |",
+           "|---|---|---|---|---|---|---|"]
     base = None
     for restart in res.kind("restart"):
         rows = [r for r in res.kind("load", subject="relay-backlog") if r["backlog"] == restart["backlog"]]
         rate = median(r["rps"] for r in rows)
         base = base or rate
-        md.append(f"| {restart['backlog']:,} | {restart['serving_ms'] / 1000:.1f} s | {restart['rss_mib']} | "
+        waiting = [r["waiting"] for r in rows if "waiting" in r]
+        md.append(f"| {num(restart['backlog'])} | {restart['serving_ms'] / 1000:.1f} s | {restart['rss_mib']} | "
+                  f"{num(min(waiting)) + '–' + num(max(waiting)) if waiting else '–'} | "
                   f"{spread(r['rps'] for r in rows)} | {spread((r['p99_ms'] for r in rows), '{:.2f}')} | "
-                  f"{ratio(rate, base)} |".replace(",", " "))
+                  f"{ratio(rate, base)} |")
     for d in res.kind("drain"):
-        md += ["", f"Drain: {d['entries']:,} entries delivered in {d['drain_ms'] / 1000:.1f} s = "
-                   f"**{d['entries'] / max(d['drain_ms'], 1) * 1000:,.0f} entries/s** (4 workers), the first "
+        md += ["", f"Drain: {num(d['entries'])} entries delivered in {d['drain_ms'] / 1000:.1f} s = "
+                   f"**{num(d['entries'] / max(d['drain_ms'], 1) * 1000)} entries/s** (4 workers), the first "
                    f"{d['first_delivery_ms'] / 1000:.1f} s after the upstream came back; peak RSS "
-                   f"{d['peak_rss_mib']} MiB.".replace(",", " ")]
+                   f"{d['peak_rss_mib']} MiB."]
     md += ["", f"![accept rate against backlog]({plots_link}/backlog.png)", "", "## The collector", "",
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),

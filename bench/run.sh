@@ -24,10 +24,12 @@ case "${1:-}" in
 esac
 
 if ((quick)); then
-  reps=1 seconds=3 warmup=1 sustained=10 backlogs="0 10000" latency_reps=1 disk_seconds=1
+  reps=1 seconds=3 warmup=1 relay_warmup=5 sustained=10 backlogs="0 10000" backlog_reps=1 latency_reps=1
+  disk_seconds=1
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
-  reps=5 seconds=10 warmup=3 sustained=60 backlogs="0 100000 1000000" latency_reps=3 disk_seconds=5
+  reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
+  disk_seconds=5
   report_dir=$root plots_dir=$root/bench/report
 fi
 connections=64
@@ -136,7 +138,9 @@ load() { # load SUBJECT SIZE URL SECONDS DELAY-MS [EXTRA-JSON]  — one wrk run,
   record "{\"kind\":\"load\",\"subject\":\"$subject\",\"size\":$size,\"delay_ms\":$pause$cpu$extra,${line#\{}"
   echo "$line"
 }
-warm() { BODY_BYTES=$2 wrk -t2 -c"$connections" -d"${warmup}s" -s "$here/post.lua" "$1" >/dev/null; }
+warm() { # warm URL SIZE [SECONDS] — the JVM needs 15–20 s of load before its rate settles (C2 compilation)
+  BODY_BYTES=$2 wrk -t2 -c"$connections" -d"${3:-$warmup}s" -s "$here/post.lua" "$1" >/dev/null
+}
 
 # --- ceiling C: the disk ----------------------------------------------------------------------------------------
 say "ceiling C: the disk ($disk_seconds s per pattern, $reps repetitions)"
@@ -152,7 +156,7 @@ start_relay "$work/accept" "$a_port"
 accept_pid=$relay_pid
 warm "http://127.0.0.1:$a_port/v1/ingest" 1024
 warm "http://127.0.0.1:$b_port/v1/ingest" 1024
-warm "http://127.0.0.1:$relay_port/v1/ingest" 1024
+warm "http://127.0.0.1:$relay_port/v1/ingest" 1024 "$relay_warmup"
 await_empty_spool
 for rep in $(seq 1 "$reps"); do
   load A-1k 1024 "http://127.0.0.1:$a_port/v1/ingest" "$seconds" 0
@@ -223,9 +227,10 @@ for n in $backlogs; do
   fi
   start_relay "$dir" "$down_port"
   record "{\"kind\":\"restart\",\"backlog\":$n,\"serving_ms\":$serving_ms,\"rss_mib\":$(rss_mib "$relay_pid")}"
-  warm "http://127.0.0.1:$relay_port/v1/ingest" 1024
-  for rep in $(seq 1 "$reps"); do
-    load relay-backlog 1024 "http://127.0.0.1:$relay_port/v1/ingest" "$seconds" 0 ",\"backlog\":$n" >/dev/null
+  warm "http://127.0.0.1:$relay_port/v1/ingest" 1024 "$relay_warmup" # upstream down: these wait in the spool too
+  for rep in $(seq 1 "$backlog_reps"); do
+    load relay-backlog 1024 "http://127.0.0.1:$relay_port/v1/ingest" "$seconds" 0 \
+      ",\"backlog\":$n,\"waiting\":$(metric mcpd_relay_spool_entries)" >/dev/null
   done
   if [ "$n" = "${backlogs##* }" ]; then
     waiting=$(metric mcpd_relay_spool_entries)
@@ -248,7 +253,7 @@ collector() { # collector LABEL DATA
   "$root/bin/mcpd" serve --listen "127.0.0.1:$serve_port" --data "$2" >>"$work/collector.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 400); do curl -sf -o /dev/null "http://127.0.0.1:$serve_port/readyz" && break; sleep 0.05; done
-  warm "http://127.0.0.1:$serve_port/v1/ingest" 1024
+  warm "http://127.0.0.1:$serve_port/v1/ingest" 1024 "$relay_warmup"
   for rep in $(seq 1 "$reps"); do
     UNIQUE_KEYS=1 RUN_ID="$1-$rep" load "collector-$1" 1024 "http://127.0.0.1:$serve_port/v1/ingest" "$seconds" 0 \
       >/dev/null
