@@ -1,9 +1,9 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.ingest.AnswerBody;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.IngestPaths;
 import dev.mcpd.ingest.VertxExchange;
-import java.nio.charset.StandardCharsets;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -26,7 +26,7 @@ public final class CollectorAnswer implements Processor {
         }
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
         answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        answer.setBody(("{\"accepted\":" + archived.accepted() + ",\"duplicate\":" + archived.duplicate()
-                + ",\"rejected\":" + archived.rejected() + "}").getBytes(StandardCharsets.UTF_8));
+        answer.setBody(AnswerBody.text("{\"accepted\":" + archived.accepted() + ",\"duplicate\":" + archived.duplicate()
+                + ",\"rejected\":" + archived.rejected() + "}"));
     }
 }

@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.ingest.AnswerBody;
 import dev.mcpd.ingest.IngestRefusal;
-import java.nio.charset.StandardCharsets;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -28,7 +28,7 @@ public final class StatsAnswer implements Processor {
         answer.removeHeaders("*");
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
         answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        answer.setBody(("{\"batches\":" + stats.batches() + ",\"events\":" + stats.events() + ",\"duplicates\":"
-                + stats.duplicates() + "}").getBytes(StandardCharsets.UTF_8));
+        answer.setBody(AnswerBody.text("{\"batches\":" + stats.batches() + ",\"events\":" + stats.events()
+                + ",\"duplicates\":" + stats.duplicates() + "}"));
     }
 }

@@ -1,6 +1,5 @@
 package dev.mcpd.ingest;
 
-import java.nio.charset.StandardCharsets;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -27,7 +26,7 @@ public final class IngestAnswer implements Processor {
         } else {
             answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 202);
             answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-            answer.setBody(NATIVE_BODY.getBytes(StandardCharsets.UTF_8));
+            answer.setBody(AnswerBody.text(NATIVE_BODY));
         }
     }
 
@@ -39,10 +38,10 @@ public final class IngestAnswer implements Processor {
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
         if (isJson(requestContentType)) {
             answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-            answer.setBody(OTLP_JSON_BODY.getBytes(StandardCharsets.UTF_8));
+            answer.setBody(AnswerBody.text(OTLP_JSON_BODY));
         } else {
             answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
-            answer.setBody(new byte[0]);
+            answer.setBody(AnswerBody.of(new byte[0]));
         }
     }
 

@@ -2,7 +2,6 @@ package dev.mcpd.ingest;
 
 import dev.mcpd.observability.RateLimitedLog;
 import io.vertx.core.http.HttpVersion;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -46,7 +45,7 @@ public final class RefusalAnswer implements Processor {
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, refusal.status());
         answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; charset=utf-8");
         refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));
-        answer.setBody((refusal.reason() + "\n").getBytes(StandardCharsets.UTF_8));
+        answer.setBody(AnswerBody.text(refusal.reason() + "\n"));
         if (refusal.bodyUnread() && request.version() != HttpVersion.HTTP_2) {
             var response = VertxExchange.response(exchange);
             response.putHeader("Connection", "close");
