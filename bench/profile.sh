@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where the relay's time goes at saturation: starts the relay as shipped (bin/mcpd) with its upstream a local nginx
-# answering 200, warms it up for 20 s, records 20 s of JFR (settings=profile) under 64 connections of 1 KiB POSTs,
+# answering 200, warms it up for 40 s, records 20 s of JFR (settings=profile) under 64 connections of 1 KiB POSTs,
 # and prints bench/profile.py's summary. The recording stays in target/bench-profile/relay.jfr (open it with JDK
 # Mission Control for more). Usage: bench/profile.sh   (needs wrk and nginx: bench/run.sh installs them)
 set -euo pipefail
@@ -23,7 +23,7 @@ nginx -c "$out/nginx.conf"
 relay=$!
 trap 'kill $relay 2>/dev/null; nginx -c "$out/nginx.conf" -s stop 2>/dev/null || true' EXIT
 for _ in $(seq 1 200); do curl -sf -o /dev/null http://127.0.0.1:14490/readyz && break; sleep 0.1; done
-wrk -t2 -c64 -d20s -s "$here/post.lua" http://127.0.0.1:14490/v1/ingest >/dev/null
+wrk -t2 -c64 -d40s -s "$here/post.lua" http://127.0.0.1:14490/v1/ingest >/dev/null
 jcmd "$relay" JFR.start name=bench settings=profile filename="$out/relay.jfr" >/dev/null
 wrk -t2 -c64 -d20s -s "$here/post.lua" http://127.0.0.1:14490/v1/ingest | tail -1
 jcmd "$relay" JFR.stop name=bench >/dev/null

@@ -50,9 +50,12 @@ work=$(mktemp -d "${MCPD_BENCH_DIR:-/var/tmp}/mcpd-bench.XXXXXX")
 results=$work/results.jsonl
 relay_port=14400 serve_port=14440 a_port=18181 b_port=18182 down_port=18183
 cleanup() {
-  pkill -f "mcpd.jar relay --listen 127.0.0.1:$relay_port" 2>/dev/null || true
-  pkill -f "mcpd.jar serve --listen 127.0.0.1:$serve_port" 2>/dev/null || true
-  for conf in "$work"/nginx-*.conf; do [ -f "$conf" ] && nginx -c "$conf" -s stop 2>/dev/null; done
+  set +e # every step, whatever failed before it
+  pkill -f "mcpd.jar relay --listen 127.0.0.1:$relay_port"
+  pkill -f "mcpd.jar serve --listen 127.0.0.1:$serve_port"
+  for conf in "$work"/nginx-*.conf; do
+    [ -f "${conf%.conf}.pid" ] && nginx -c "$conf" -s stop 2>/dev/null
+  done
   [ -n "${pg_env:-}" ] && bash "$root/.ci/postgres.sh" stop "$pg_env" >/dev/null 2>&1
   rm -rf "$work"
 }
