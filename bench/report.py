@@ -191,7 +191,7 @@ def report(res, plots_dir, plots_link):
           "(wrk, 2 threads) runs on the same 2 cores as the server under test.", "",
           f"**Machine**: {m['cpu']}, {m['cores']} cores, {num(m['memory_mib'])} MiB; Linux {m['kernel']}; spool file "
           f"system {m['fs']}; {m['java']}; nginx {m['nginx']}; wrk {m['wrk']}. The relay runs as shipped "
-          "(`bin/mcpd`: SerialGC, 64 MiB young generation).", "",
+          "(`bin/mcpd`: SerialGC, 64 MiB young generation, the class-data archive of `bin/cds-archive`).", "",
           "## Ratios (what holds from one machine to another)", "",
           "| ratio | value |", "|---|---|",
           f"| relay accept / ceiling B (1 KiB) | {ratio(relay1, b1)} |",

@@ -44,6 +44,8 @@ if ((${#need[@]})); then
   apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 [ -f "$root/target/mcpd.jar" ] || (cd "$root" && mvn -B -q -DskipTests package)
+# The relay as an operator runs it: bin/mcpd with the class-data archive bin/cds-archive writes for this jar.
+[ "$root/target/mcpd.jsa" -nt "$root/target/mcpd.jar" ] || "$root/bin/cds-archive" >&2
 
 # The work directory holds the spools: on the disk, not a tmpfs (ceiling C is measured in it too).
 work=$(mktemp -d "${MCPD_BENCH_DIR:-/var/tmp}/mcpd-bench.XXXXXX")
