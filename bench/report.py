@@ -124,7 +124,7 @@ set grid
 plot {curves}
 set output '{os.path.join(plots_dir, "backlog.png")}'
 set title 'Relay accept rate against entries waiting in the spool (upstream down) — 1 KiB, 64 connections'
-set xlabel 'entries filled before the start (log scale)'
+set xlabel 'entries filled before the start (log scale; 0 is drawn at 1)'
 set ylabel 'requests/s'
 unset logscale y
 set logscale x
