@@ -39,6 +39,7 @@ command -v wrk >/dev/null || need+=(wrk)
 command -v nginx >/dev/null || need+=(nginx)
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 command -v curl >/dev/null || need+=(curl)
+command -v python3 >/dev/null || need+=(python3)
 if ((${#need[@]})); then
   echo "== installing ${need[*]} from Debian's packages" >&2
   apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
