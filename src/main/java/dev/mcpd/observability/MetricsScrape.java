@@ -1,7 +1,7 @@
 package dev.mcpd.observability;
 
+import dev.mcpd.ingest.AnswerBody;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.nio.charset.StandardCharsets;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -21,6 +21,6 @@ public final class MetricsScrape implements Processor {
         answer.removeHeaders("*");
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
         answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
-        answer.setBody(registry.scrape().getBytes(StandardCharsets.UTF_8));
+        answer.setBody(AnswerBody.text(registry.scrape()));
     }
 }

@@ -1,6 +1,6 @@
 package dev.mcpd.observability;
 
-import java.nio.charset.StandardCharsets;
+import dev.mcpd.ingest.AnswerBody;
 import java.util.function.Supplier;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -32,6 +32,6 @@ public final class ProbeAnswer implements Processor {
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, v.status());
         answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; charset=utf-8");
         // bytes, not a String: platform-http then sends a Content-Length instead of chunks
-        answer.setBody((v.line() + "\n").getBytes(StandardCharsets.UTF_8));
+        answer.setBody(AnswerBody.text(v.line() + "\n"));
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.ingest.AnswerBody;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import org.apache.camel.Exchange;
@@ -39,7 +40,7 @@ public final class RelayStatus implements Processor {
         answer.removeHeaders("*");
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
         answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        answer.setBody(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(snapshot()));
+        answer.setBody(AnswerBody.of(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(snapshot())));
     }
 
     ObjectNode snapshot() {

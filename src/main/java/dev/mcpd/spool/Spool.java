@@ -385,15 +385,18 @@ public final class Spool implements Closeable {
 
     private SpoolEntry read(Handout handout) throws IOException, CorruptRecordException {
         SegmentIndex segment = handout.segment();
-        FileChannel channel;
+        return SpoolReader.readEntry(readerOf(segment), segment.offset(handout.index()), segment.size(handout.index()),
+                ref -> segment.credentialsFor(ref).get(ref));
+    }
+
+    /** The segment's read channel, opened under the lock on first use; reads through it need no lock. */
+    private FileChannel readerOf(SegmentIndex segment) throws IOException {
         lock.lock();
         try {
-            channel = segment.reader();
+            return segment.reader();
         } finally {
             lock.unlock();
         }
-        return SpoolReader.readEntry(channel, segment.offset(handout.index()), segment.size(handout.index()),
-                ref -> segment.credentialsFor(ref).get(ref));
     }
 
     /**
@@ -407,14 +410,7 @@ public final class Spool implements Closeable {
         String name = Quarantine.name(segment.firstSeq, offset);
         corrupted.incrementAndGet();
         try {
-            FileChannel channel;
-            lock.lock();
-            try {
-                channel = segment.reader();
-            } finally {
-                lock.unlock();
-            }
-            name = Quarantine.keep(dir, segment.firstSeq, channel, offset, segment.size(handout.index())).name();
+            name = Quarantine.keep(dir, segment.firstSeq, readerOf(segment), offset, segment.size(handout.index())).name();
         } catch (IOException e) {
             LOG.error("spool entry {} is damaged ({}) and could not be kept in {}/{} ({}); left in its segment and"
                     + " out of delivery until the next start", handout.seq(), why.getMessage(),

@@ -8,6 +8,10 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -114,6 +118,19 @@ public final class TestPostgres {
     /** The same server as a JDBC URL, without the credentials ({@link #user()}, {@link #password()}). */
     public String jdbcUrl() {
         return "jdbc:postgresql://" + host() + ":" + port() + "/" + database();
+    }
+
+    /** A JDBC connection to the server, in {@code schema} when it is not null. */
+    public Connection connect(String schema) throws SQLException {
+        return DriverManager.getConnection(jdbcUrl() + (schema == null ? "" : "?currentSchema=" + schema), user(),
+                password());
+    }
+
+    /** Runs one SQL statement, in {@code schema} when it is not null. */
+    public void execute(String schema, String sql) throws SQLException {
+        try (Connection connection = connect(schema); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        }
     }
 
     /** Whether the server is running, as {@code pg_ctl status} tells. */

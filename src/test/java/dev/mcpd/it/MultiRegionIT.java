@@ -13,7 +13,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -69,7 +68,7 @@ class MultiRegionIT {
             throws Exception {
         TestPostgres postgres = TestPostgres.require();
         String schema = "mcpd_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        execute(postgres, null, "CREATE SCHEMA " + schema);
+        postgres.execute(null, "CREATE SCHEMA " + schema);
         List<PackagedJar> processes = new ArrayList<>();
         List<ExecutorService> senderPools = new ArrayList<>();
         try {
@@ -150,7 +149,7 @@ class MultiRegionIT {
             assertEquals(events, batches, () -> "one event per request, one batch per request: " + stats2);
 
             Set<Integer> archived = new TreeSet<>();
-            try (Connection connection = connect(postgres, schema); Statement statement = connection.createStatement()) {
+            try (Connection connection = postgres.connect(schema); Statement statement = connection.createStatement()) {
                 try (ResultSet rs = statement.executeQuery("SELECT count(*), count(DISTINCT body),"
                         + " count(idempotency_key), count(DISTINCT idempotency_key) FROM batches")) {
                     rs.next();
@@ -191,7 +190,7 @@ class MultiRegionIT {
             for (PackagedJar process : processes) {
                 process.close();
             }
-            execute(postgres, null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
     }
 
@@ -245,16 +244,5 @@ class MultiRegionIT {
                 .timeout(Duration.ofSeconds(15)).GET().build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, answer.statusCode(), () -> path + ": " + answer.body());
         return JSON.readTree(answer.body());
-    }
-
-    private static Connection connect(TestPostgres postgres, String schema) throws SQLException {
-        return DriverManager.getConnection(postgres.jdbcUrl() + (schema == null ? "" : "?currentSchema=" + schema),
-                postgres.user(), postgres.password());
-    }
-
-    private static void execute(TestPostgres postgres, String schema, String sql) throws SQLException {
-        try (Connection connection = connect(postgres, schema); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        }
     }
 }

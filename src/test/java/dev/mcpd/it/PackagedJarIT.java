@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -133,6 +134,33 @@ class PackagedJarIT {
         String line = result.errLines().get(0);
         assertTrue(line.contains(missing.toString()), "names the jar it looked for: " + line);
         assertTrue(line.toLowerCase().contains("build"), "tells the user to build first: " + line);
+    }
+
+    @Test
+    void theLauncherUsesTheClassDataArchiveOfItsJarAndIgnoresABrokenOne() throws Exception {
+        Path jar = Files.copy(PackagedJar.jar(), tmp.resolve("mcpd.jar"));
+        Path bin = projectDir().resolve("bin");
+        Map<String, String> upstream = Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317");
+        List<String> expected = PackagedJar.runJar(tmp, upstream, "config").outLines();
+
+        PackagedJar.Result written = PackagedJar.run(tmp, Map.of("MCPD_JAR", jar.toString()),
+                List.of(bin.resolve("cds-archive").toString()));
+        assertEquals(0, written.status(), written::toString);
+        assertTrue(Files.size(tmp.resolve("mcpd.jsa")) > 0, "the archive is written beside the jar");
+        // -Xshare:on makes the JVM refuse to start unless it maps the archive: the launcher must have passed it.
+        Map<String, String> launch = new HashMap<>(upstream);
+        launch.put("MCPD_JAR", jar.toString());
+        launch.put("MCPD_JAVA_OPTS", "-Xshare:on");
+        PackagedJar.Result withArchive = PackagedJar.run(tmp, launch, List.of(bin.resolve("mcpd").toString(), "config"));
+        assertEquals(0, withArchive.status(), withArchive::toString);
+        assertEquals(expected, withArchive.outLines(), "config's output is the same with the archive");
+
+        Files.writeString(tmp.resolve("mcpd.jsa"), "not an archive");
+        launch.remove("MCPD_JAVA_OPTS");
+        PackagedJar.Result broken = PackagedJar.run(tmp, launch, List.of(bin.resolve("mcpd").toString(), "config"));
+        assertEquals(0, broken.status(), broken::toString);
+        assertEquals(expected, broken.outLines(), "a broken archive is not used and says nothing on stdout");
+        assertEquals("", broken.err(), broken::toString);
     }
 
     // ---------------------------------------------------------------------------------------------- helpers

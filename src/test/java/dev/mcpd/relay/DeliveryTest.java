@@ -22,12 +22,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
@@ -47,10 +45,7 @@ class DeliveryTest {
     Path dir;
 
     private RunningRelay relay(Map<String, String> extra, TestUpstream... upstreams) {
-        Map<String, String> environment = new HashMap<>(extra);
-        environment.put("MCPD_UPSTREAMS", Stream.of(upstreams).map(u -> u.url().toString())
-                .collect(Collectors.joining(",")));
-        return RunningRelay.start(dir, environment, FAST);
+        return RunningRelay.start(dir, extra, FAST, upstreams);
     }
 
     private RunningRelay relay(TestUpstream... upstreams) {

@@ -10,12 +10,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,10 +28,7 @@ class MetricsTest {
     Path dir;
 
     private RunningRelay relay(Map<String, String> extra, TestUpstream... upstreams) {
-        Map<String, String> environment = new HashMap<>(extra);
-        environment.put("MCPD_UPSTREAMS", Stream.of(upstreams).map(u -> u.url().toString())
-                .collect(Collectors.joining(",")));
-        return RunningRelay.start(dir, environment, QUICK);
+        return RunningRelay.start(dir, extra, QUICK, upstreams);
     }
 
     private static Scrape scrape(RunningRelay relay) throws Exception {

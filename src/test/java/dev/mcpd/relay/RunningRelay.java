@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /** A relay started in this JVM on a free loopback port, with its spool in a test's folder. */
 final class RunningRelay implements AutoCloseable {
@@ -37,6 +39,15 @@ final class RunningRelay implements AutoCloseable {
         environment.putAll(extra);
         McpdConfig config = McpdConfig.fromEnvironment(environment);
         return new RunningRelay(RelayApplication.start(config, tuning), config);
+    }
+
+    /** Starts a tuned relay delivering to the given upstreams, in order. */
+    static RunningRelay start(Path dir, Map<String, String> extra, RelayApplication.Tuning tuning,
+            TestUpstream... upstreams) {
+        Map<String, String> environment = new HashMap<>(extra);
+        environment.put("MCPD_UPSTREAMS", Stream.of(upstreams).map(u -> u.url().toString())
+                .collect(Collectors.joining(",")));
+        return start(dir, environment, tuning);
     }
 
     static RunningRelay start(Path dir) {

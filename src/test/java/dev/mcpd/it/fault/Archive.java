@@ -131,7 +131,7 @@ abstract class Archive implements AutoCloseable {
     /** A fresh schema on the test PostgreSQL server, shared by every collector; dropped by {@link #close()}. */
     static Archive postgres(TestPostgres postgres) throws SQLException {
         String schema = "mcpd_fault_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        execute(postgres, null, "CREATE SCHEMA " + schema);
+        postgres.execute(null, "CREATE SCHEMA " + schema);
         return new Archive() {
             @Override
             String data(int index) {
@@ -155,24 +155,13 @@ abstract class Archive implements AutoCloseable {
 
             @Override
             Connection connect(int store) throws SQLException {
-                return Archive.connect(postgres, schema);
+                return postgres.connect(schema);
             }
 
             @Override
             public void close() throws SQLException {
-                execute(postgres, null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+                postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             }
         };
-    }
-
-    private static Connection connect(TestPostgres postgres, String schema) throws SQLException {
-        return DriverManager.getConnection(postgres.jdbcUrl() + (schema == null ? "" : "?currentSchema=" + schema),
-                postgres.user(), postgres.password());
-    }
-
-    private static void execute(TestPostgres postgres, String schema, String sql) throws SQLException {
-        try (Connection connection = connect(postgres, schema); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        }
     }
 }
