@@ -1,16 +1,20 @@
 package dev.mcpd.collector;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestPaths;
 import dev.mcpd.ingest.IngestRefusal;
+import dev.mcpd.ingest.IngestTargetCheck;
 import dev.mcpd.ingest.VertxExchange;
 import io.vertx.core.http.HttpServerRequest;
 import java.io.ByteArrayInputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Optional;
@@ -20,26 +24,43 @@ import org.apache.camel.Processor;
 
 /**
  * Reads what a request brings into a {@link Batch} (SPEC §9). An OTLP request is kept as received and counts as one
- * event; a native batch ({@code {"idempotency_key"?: string, "events": [...]}}) is parsed to count its events —
- * JSON objects are accepted, anything else rejected — and its key in the body beats the {@code Idempotency-Key}
- * header. Malformed JSON is a 400 with a one-line reason. A gzip native body is decompressed to be read (at most
- * {@value #INFLATION_LIMIT} times {@code --max-body-bytes}) but stored as received.
+ * event; a native batch ({@code {"idempotency_key"?: string, "events": [...]}}) is read to count its events — JSON
+ * objects are accepted, anything else rejected — and its key in the body beats the {@code Idempotency-Key} header.
+ * The body is stored as received.
+ *
+ * <p>A native batch is read as a stream of tokens, never as a tree, so what parsing holds in memory does not grow
+ * with the body: a megabyte of {@code {}} costs a counter, not a million objects. A gzip body is decompressed as it
+ * is read, and refused with 413 the moment it passes {@code --max-body-bytes} decompressed. Strict: content after the
+ * batch object, or a field given twice, is malformed. Jackson's read limits are set here, not left to its defaults:
+ * nesting at most {@value #MAX_NESTING_DEPTH} deep, numbers of at most {@value #MAX_NUMBER_LENGTH} characters, field
+ * names of at most {@value #MAX_NAME_LENGTH}; strings and the document are bounded by {@code --max-body-bytes}.
+ * Anything malformed or past a limit is a 400 with a one-line reason.
  */
 public final class BatchReader implements Processor {
 
     /** Exchange property holding the {@link Batch}. */
     public static final String BATCH = "mcpd.batch";
-    static final int INFLATION_LIMIT = 8;
-
-    /** Strict: content after the batch object, or a field given twice, is malformed — not silently ignored. */
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    static final int MAX_NESTING_DEPTH = 128;
+    static final int MAX_NUMBER_LENGTH = 256;
+    static final int MAX_NAME_LENGTH = 4096;
+    /** How much of Jackson's description of a syntax error the sender is told. */
+    private static final int MAX_DETAIL_CHARS = 120;
 
     private final long maxBodyBytes;
+    private final JsonFactory json;
 
     public BatchReader(long maxBodyBytes) {
         this.maxBodyBytes = maxBodyBytes;
+        this.json = JsonFactory.builder()
+                .streamReadConstraints(StreamReadConstraints.builder()
+                        .maxNestingDepth(MAX_NESTING_DEPTH)
+                        .maxNumberLength(MAX_NUMBER_LENGTH)
+                        .maxNameLength(MAX_NAME_LENGTH)
+                        .maxStringLength((int) Math.min(maxBodyBytes, Integer.MAX_VALUE))
+                        .maxDocumentLength(maxBodyBytes)
+                        .build())
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .build();
     }
 
     @Override
@@ -50,83 +71,163 @@ public final class BatchReader implements Processor {
         String contentEncoding = orEmpty(request.getHeader("Content-Encoding"));
         Optional<String> headerKey = Optional.ofNullable(request.getHeader(IdempotencyKey.HEADER)).map(key -> {
             if (!IdempotencyKey.isValidSenderKey(key)) {
-                throw IngestRefusal.badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters");
+                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY,
+                        "Idempotency-Key must be 1 to 255 visible ASCII characters");
             }
             return key;
         });
         long received = exchange.getClock().getCreated();
+        String target = IngestTargetCheck.of(exchange).text();
         Batch batch;
-        if (IngestPaths.isOtlp(request.path())) {
-            batch = new Batch(headerKey, request.uri(), contentType, contentEncoding, received, 1, 0, body);
+        if (IngestPaths.isOtlp(IngestTargetCheck.of(exchange).path())) {
+            batch = new Batch(headerKey, target, contentType, contentEncoding, received, 1, 0, body);
         } else {
-            JsonNode root = parse(decoded(body, contentEncoding));
-            JsonNode events = root.get("events");
-            if (events == null || !events.isArray()) {
-                throw IngestRefusal.badRequest("a native batch is {\"idempotency_key\"?: string, \"events\": [...]}:"
-                        + " \"events\" must be an array");
-            }
-            int accepted = 0;
-            for (JsonNode event : events) {
-                if (event.isObject()) {
-                    accepted++;
-                }
-            }
-            Optional<String> key = bodyKey(root).or(() -> headerKey);
-            batch = new Batch(key, request.uri(), contentType, contentEncoding, received, accepted,
-                    events.size() - accepted, body);
+            Counted counted = count(body, contentEncoding);
+            batch = new Batch(counted.key().or(() -> headerKey), target, contentType, contentEncoding, received,
+                    counted.accepted(), counted.rejected(), body);
         }
         exchange.setProperty(BATCH, batch);
     }
 
-    private static Optional<String> bodyKey(JsonNode root) {
-        JsonNode key = root.get("idempotency_key");
-        if (key == null || key.isNull()) {
+    /** What a native batch says: its own key, if any, and its events, accepted (objects) and rejected (the rest). */
+    private record Counted(Optional<String> key, int accepted, int rejected) {
+    }
+
+    private Counted count(byte[] body, String contentEncoding) {
+        try (InputStream in = decoded(body, contentEncoding); JsonParser parser = json.createParser(in)) {
+            if (parser.nextToken() != JsonToken.START_OBJECT) {
+                throw malformed("a native batch must be a JSON object");
+            }
+            Optional<String> key = Optional.empty();
+            boolean sawEvents = false;
+            int accepted = 0;
+            int rejected = 0;
+            while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                String field = parser.currentName();
+                JsonToken value = parser.nextToken();
+                if (field.equals("idempotency_key")) {
+                    key = keyOf(parser, value);
+                } else if (field.equals("events")) {
+                    if (value != JsonToken.START_ARRAY) {
+                        throw eventsNotAnArray();
+                    }
+                    sawEvents = true;
+                    for (JsonToken event = parser.nextToken(); event != JsonToken.END_ARRAY;
+                            event = parser.nextToken()) {
+                        if (event == JsonToken.START_OBJECT) {
+                            accepted++;
+                        } else {
+                            rejected++;
+                        }
+                        parser.skipChildren();
+                    }
+                } else {
+                    parser.skipChildren();
+                }
+            }
+            if (parser.nextToken() != null) {
+                throw malformed("malformed JSON: content after the batch object");
+            }
+            if (!sawEvents) {
+                throw eventsNotAnArray();
+            }
+            return new Counted(key, accepted, rejected);
+        } catch (DecompressedTooLarge e) {
+            throw IngestRefusal.tooLargeDecompressed(maxBodyBytes);
+        } catch (StreamConstraintsException e) {
+            throw malformed("the batch passes a JSON read limit: " + withoutJacksonHint(e.getOriginalMessage()));
+        } catch (JsonProcessingException e) {
+            throw malformed("malformed JSON" + (e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr()
+                    + ", column " + e.getLocation().getColumnNr()) + ": " + detail(e.getOriginalMessage()));
+        } catch (IOException e) {
+            throw malformed(contentEncoding.isEmpty() ? "unreadable body" : "the gzip body cannot be decompressed");
+        }
+    }
+
+    private static Optional<String> keyOf(JsonParser parser, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_NULL) {
             return Optional.empty();
         }
-        if (!key.isTextual() || !IdempotencyKey.isValidSenderKey(key.asText())) {
-            throw IngestRefusal.badRequest("idempotency_key must be a string of 1 to 255 visible ASCII characters");
+        if (value != JsonToken.VALUE_STRING || !IdempotencyKey.isValidSenderKey(parser.getText())) {
+            throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY,
+                    "idempotency_key must be a string of 1 to 255 visible ASCII characters");
         }
-        return Optional.of(key.asText());
+        return Optional.of(parser.getText());
     }
 
-    private static JsonNode parse(byte[] json) {
-        try {
-            JsonNode root = JSON.readTree(json);
-            if (root == null || !root.isObject()) {
-                throw IngestRefusal.badRequest("a native batch must be a JSON object");
-            }
-            return root;
-        } catch (JsonProcessingException e) {
-            String what = e.getOriginalMessage().lines().findFirst().orElse("");
-            int detail = what.indexOf(" (");
-            throw IngestRefusal.badRequest("malformed JSON at line " + e.getLocation().getLineNr() + ", column "
-                    + e.getLocation().getColumnNr() + ": " + (detail > 0 ? what.substring(0, detail) : what));
-        } catch (IOException e) {
-            throw IngestRefusal.badRequest("unreadable body: " + e.getMessage());
-        }
-    }
-
-    private byte[] decoded(byte[] body, String contentEncoding) {
+    private InputStream decoded(byte[] body, String contentEncoding) throws IOException {
         if (contentEncoding.isEmpty() || contentEncoding.equalsIgnoreCase("identity")) {
-            return body;
+            return new ByteArrayInputStream(body);
         }
         if (!contentEncoding.equalsIgnoreCase("gzip")) {
-            throw IngestRefusal.unsupportedEncoding("Content-Encoding " + contentEncoding
-                    + " is not supported for /v1/ingest: use gzip or none");
+            throw IngestRefusal.unsupportedEncoding("this Content-Encoding is not supported for /v1/ingest: use gzip"
+                    + " or none");
         }
-        long limit = maxBodyBytes * INFLATION_LIMIT;
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(body))) {
-            byte[] inflated = in.readNBytes((int) Math.min(limit + 1, Integer.MAX_VALUE - 8));
-            if (inflated.length > limit) {
-                throw IngestRefusal.tooLarge(limit);
-            }
-            return inflated;
-        } catch (IOException e) {
-            throw IngestRefusal.badRequest("the gzip body cannot be decompressed: " + e.getMessage());
-        }
+        return new Limited(new GZIPInputStream(new ByteArrayInputStream(body)), maxBodyBytes);
+    }
+
+    private static IngestRefusal eventsNotAnArray() {
+        return malformed("a native batch is {\"idempotency_key\"?: string, \"events\": [...]}: \"events\" must be an"
+                + " array");
+    }
+
+    private static IngestRefusal malformed(String reason) {
+        return IngestRefusal.badRequest(IngestRefusal.Kind.MALFORMED_BATCH, reason);
+    }
+
+    /** The first line of Jackson's description, without its parenthesised hints, cut short. */
+    private static String detail(String message) {
+        String what = message == null ? "" : message.lines().findFirst().orElse("");
+        int hint = what.indexOf(" (");
+        what = hint > 0 ? what.substring(0, hint) : what;
+        return what.length() > MAX_DETAIL_CHARS ? what.substring(0, MAX_DETAIL_CHARS) + "…" : what;
+    }
+
+    /** "… exceeds the maximum allowed (128, from `StreamReadConstraints.getMaxNestingDepth()`)" → "… (128)". */
+    private static String withoutJacksonHint(String message) {
+        String line = message == null ? "" : message.lines().findFirst().orElse("");
+        return line.replaceAll(", from `[^`]*`\\)", ")").replaceAll(" \\(from `[^`]*`\\)", "");
     }
 
     private static String orEmpty(String value) {
         return value == null ? "" : value;
+    }
+
+    /** The decompressed body passed {@code --max-body-bytes}. */
+    private static final class DecompressedTooLarge extends IOException {
+        DecompressedTooLarge() {
+            super(null, null);
+        }
+    }
+
+    /** Gives at most {@code limit} bytes of the stream; reading past them throws {@link DecompressedTooLarge}. */
+    private static final class Limited extends FilterInputStream {
+        private long left;
+
+        Limited(InputStream in, long limit) {
+            super(in);
+            this.left = limit;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0 && --left < 0) {
+                throw new DecompressedTooLarge();
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            int n = super.read(buffer, offset, length);
+            if (n > 0) {
+                left -= n;
+                if (left < 0) {
+                    throw new DecompressedTooLarge();
+                }
+            }
+            return n;
+        }
     }
 }

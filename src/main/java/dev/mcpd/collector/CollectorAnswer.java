@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import dev.mcpd.ingest.AnswerBody;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.IngestPaths;
+import dev.mcpd.ingest.IngestTargetCheck;
 import dev.mcpd.ingest.VertxExchange;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -20,7 +21,7 @@ public final class CollectorAnswer implements Processor {
         Archived archived = exchange.getProperty(ArchiveStep.ARCHIVED, Archived.class);
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");
-        if (IngestPaths.isOtlp(request.path())) {
+        if (IngestPaths.isOtlp(IngestTargetCheck.of(exchange).path())) {
             IngestAnswer.otlpPartialSuccess(answer, request.getHeader("Content-Type"));
             return;
         }

@@ -2,7 +2,7 @@ package dev.mcpd.collector;
 
 import dev.mcpd.ingest.IngestPaths;
 import dev.mcpd.ingest.IngestRefusal;
-import dev.mcpd.ingest.VertxExchange;
+import dev.mcpd.ingest.IngestTargetCheck;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -11,10 +11,10 @@ public final class CollectorTargetCheck implements Processor {
 
     @Override
     public void process(Exchange exchange) {
-        String path = VertxExchange.request(exchange).path();
+        String path = IngestTargetCheck.of(exchange).path();
         if (!path.equals("/v1/ingest") && !IngestPaths.isOtlp(path)) {
-            throw IngestRefusal.notFound(path + " is not an ingest path: the collector takes /v1/ingest and OTLP"
-                    + " /v1/traces, /v1/logs, /v1/metrics");
+            throw IngestRefusal.notFound("not an ingest path: the collector takes /v1/ingest and OTLP /v1/traces,"
+                    + " /v1/logs, /v1/metrics");
         }
     }
 }

@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -42,6 +44,13 @@ public final class JdbcStore implements AutoCloseable {
      */
     private final ReentrantLock sqliteWriter = new ReentrantLock(true);
 
+    /** SQLite: the database file the store opened (its file key), which every commit must still have gone to. */
+    private volatile Object sqliteFile;
+    /** SQLite: why the store's file is no longer the one it opened; null while it is. */
+    private volatile String sqliteFileLost;
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JdbcStore.class);
+
     private JdbcStore(StoreLocation location, HikariDataSource pool) {
         this.location = location;
         this.pool = pool;
@@ -71,7 +80,8 @@ public final class JdbcStore implements AutoCloseable {
         JdbcStore store = new JdbcStore(location, pool);
         try {
             store.migrate();
-        } catch (SQLException | RuntimeException e) {
+            store.sqliteFile = store.currentSqliteFile();
+        } catch (SQLException | IOException | RuntimeException e) {
             pool.close();
             throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": " + rootCause(e), e);
         }
@@ -121,17 +131,81 @@ public final class JdbcStore implements AutoCloseable {
         }
     }
 
-    /** Stores the batch unless its key was seen before, in one transaction; says which it was. */
+    /**
+     * Stores the batch unless its key was seen before, in one transaction; says which it was.
+     *
+     * <p>SQLite: a commit counts only if it went to the file the next start opens. A connection keeps writing into a
+     * database file that was deleted (or whose folder was) and answers "committed": so after every commit the file at
+     * the store's path must still be the one the store opened, else the sender is told 503 and readiness says why.
+     * Once a file is there again, the store migrates it (a new, empty archive) and takes requests again.
+     */
     public Archived archive(Batch batch) {
         if (location.dialect() != StoreLocation.Dialect.SQLITE) {
             return archiveInTransaction(batch);
         }
         sqliteWriter.lock();
         try {
-            return archiveInTransaction(batch);
+            reopenIfLost();
+            Archived archived;
+            try {
+                archived = archiveInTransaction(batch);
+            } catch (StoreUnavailable e) {
+                noticeSqliteFileChange();
+                throw e;
+            }
+            if (noticeSqliteFileChange()) {
+                throw new StoreUnavailable(sqliteFileLost + "; the batch was not kept", null);
+            }
+            return archived;
         } finally {
             sqliteWriter.unlock();
         }
+    }
+
+    /** Whether the SQLite file is no longer the one opened (recorded, and the pool's connections let go, once). */
+    private boolean noticeSqliteFileChange() {
+        if (sqliteFileLost != null) {
+            return true;
+        }
+        Path file = location.file().orElseThrow();
+        Object now;
+        try {
+            now = currentSqliteFile();
+        } catch (IOException e) {
+            now = null;
+        }
+        if (now != null && now.equals(sqliteFile)) {
+            return false;
+        }
+        sqliteFileLost = "the store file " + file + (now == null ? " is gone (deleted, or its folder removed)"
+                : " was replaced");
+        LOG.error("{}: ingest is answered 503 until the file is back; nothing is archived into the lost file",
+                sqliteFileLost);
+        // Connections to the lost file are closed (busy ones when they are returned); new ones open the path again.
+        pool.getHikariPoolMXBean().softEvictConnections();
+        return true;
+    }
+
+    /** After the file was lost: a new database at the store's path, migrated, once its folder is there again. */
+    private void reopenIfLost() {
+        if (sqliteFileLost == null) {
+            return;
+        }
+        try {
+            migrate();
+            sqliteFile = currentSqliteFile();
+        } catch (SQLException | IOException | RuntimeException e) {
+            throw new StoreUnavailable(sqliteFileLost + " (" + rootCause(e) + ")", e);
+        }
+        LOG.warn("{}: archiving into a new database at that path from now on", sqliteFileLost);
+        sqliteFileLost = null;
+    }
+
+    private Object currentSqliteFile() throws IOException {
+        if (location.file().isEmpty()) {
+            return null;
+        }
+        return Files.readAttributes(location.file().get(), BasicFileAttributes.class).fileKey();
     }
 
     private Archived archiveInTransaction(Batch batch) {
@@ -206,6 +280,18 @@ public final class JdbcStore implements AutoCloseable {
 
     /** Whether the store answers a trivial query within {@code timeout}; the reason when it does not. */
     public Optional<String> problem(Duration timeout) {
+        // Busy writers check the file after each commit themselves; an idle store is checked here.
+        if (location.dialect() == StoreLocation.Dialect.SQLITE && sqliteWriter.tryLock()) {
+            try {
+                if (noticeSqliteFileChange()) {
+                    reopenIfLost();
+                }
+            } catch (StoreUnavailable e) {
+                return Optional.of(e.getMessage());
+            } finally {
+                sqliteWriter.unlock();
+            }
+        }
         try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
             statement.setQueryTimeout((int) Math.max(1, timeout.toSeconds()));
             statement.execute("SELECT 1");

@@ -305,6 +305,12 @@ public record McpdConfig(
             throw new IllegalArgumentException("\"" + redact(upstream.toString())
                     + "\" carries a user or password: give the relay's key with --upstream-key instead");
         }
+        if (upstream.getRawQuery() != null || upstream.getRawFragment() != null) {
+            // A query would be shown in metric labels, /relay/status and /readyz (a token in it would leak there),
+            // and a request's own path and query go after the upstream's path: there is no place for a second one.
+            throw new IllegalArgumentException("\"" + redact(upstream.toString()) + "\" carries a query or fragment:"
+                    + " an upstream URL is scheme, host, port and path; give the relay's key with --upstream-key");
+        }
         return upstream;
     }
 

@@ -22,7 +22,7 @@ public final class DeliveryOutcome implements Processor {
         Attempt attempt = exchange.getProperty(UpstreamFailover.ATTEMPT, Attempt.class);
         SpoolEntry entry = exchange.getProperty(UpstreamFailover.ENTRY, SpoolEntry.class);
         if (attempt.kind() == Attempt.Kind.PERMANENT) {
-            throw new PermanentRefusal(attempt);
+            throw PermanentRefusal.refusedBy(attempt);
         }
         // What an operator's route at direct:mcpd-after-delivery may read, as plain headers.
         var message = exchange.getMessage();

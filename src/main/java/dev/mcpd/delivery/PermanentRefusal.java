@@ -1,16 +1,59 @@
 package dev.mcpd.delivery;
 
-/** An upstream refused an entry for good (a 4xx other than 408/429): it goes to dead/, not to another upstream. */
+import dev.mcpd.spool.DeadLetters;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+
+/**
+ * An entry that goes to dead/ rather than to another upstream: an upstream refused it for good (a 4xx other than
+ * 408/429), or no request can be made of it at all (a stored target or method that cannot be sent anywhere). The
+ * latter is the entry's fault, not the upstream's: no upstream is made to wait for it.
+ */
 public final class PermanentRefusal extends RuntimeException {
 
-    private final transient Attempt attempt;
+    /** How much of the upstream's answer is kept beside a dead letter. */
+    static final int ANSWER_HEAD_BYTES = 1024;
 
-    public PermanentRefusal(Attempt attempt) {
-        super("upstream " + attempt.upstream().label() + " refused with " + attempt.cause(), null, false, false);
-        this.attempt = attempt;
+    private final String upstream;
+    private final int status;
+    private final String reason;
+    private final transient byte[] answerHead;
+
+    private PermanentRefusal(String upstream, int status, String reason, byte[] answerHead) {
+        super("upstream " + upstream + ": " + reason, null, false, false);
+        this.upstream = upstream;
+        this.status = status;
+        this.reason = reason;
+        this.answerHead = answerHead;
     }
 
-    public Attempt attempt() {
-        return attempt;
+    /** The upstream answered with a permanent refusal. */
+    static PermanentRefusal refusedBy(Attempt attempt) {
+        return new PermanentRefusal(attempt.upstream().label(), attempt.status().orElse(0),
+                "refused with " + attempt.cause(), attempt.answerHead(ANSWER_HEAD_BYTES));
+    }
+
+    /** No request can be built from the entry for {@code upstream} (a label, or a note when none was chosen). */
+    static PermanentRefusal unsendable(String upstream, String why) {
+        return new PermanentRefusal(upstream, 0, "unsendable: " + why, why.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public String upstream() {
+        return upstream;
+    }
+
+    /** The upstream's status, or 0 when it was never asked. */
+    public int status() {
+        return status;
+    }
+
+    /** One line: why the entry is in dead/. */
+    public String reason() {
+        return reason;
+    }
+
+    /** What dead/ keeps beside the entry. */
+    public DeadLetters.Refusal refusal(Instant at) {
+        return new DeadLetters.Refusal(upstream, status, at, reason, answerHead);
     }
 }

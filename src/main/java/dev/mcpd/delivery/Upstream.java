@@ -1,22 +1,45 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.RequestTarget;
+import dev.mcpd.http.RequestTarget.InvalidTarget;
 import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.Objects;
 
 /**
  * One collector the relay delivers to.
  *
  * @param order its place in {@code --upstream} order, 1 for the primary
- * @param url   its base URL; a request's path and query are appended to it
+ * @param url   its base URL; a request's path and query go after its path
  */
 public record Upstream(int order, URI url) {
 
-    /** The URL a stored request goes to: the base URL (without a trailing slash) followed by the request target. */
-    public String urlFor(String target) {
-        String base = url.toString();
-        if (base.endsWith("/")) {
-            base = base.substring(0, base.length() - 1);
+    /**
+     * The URL a stored request goes to: this upstream's scheme, host and port, its path (without a trailing slash),
+     * then the request's path and query. The target is parsed again as {@link RequestTarget} (an entry an older relay
+     * spooled included), and the result is checked to name this upstream's scheme, host and port and to stay under its
+     * path: whatever a sender wrote, it cannot choose where delivery goes.
+     *
+     * @throws InvalidTarget when the stored target can never be sent anywhere (its entry goes to dead/)
+     */
+    public String urlFor(String target) throws InvalidTarget {
+        RequestTarget parsed = RequestTarget.parse(target);
+        String basePath = url.getRawPath() == null ? "" : url.getRawPath();
+        if (basePath.endsWith("/")) {
+            basePath = basePath.substring(0, basePath.length() - 1);
         }
-        return base + target;
+        URI built;
+        try {
+            built = new URI(url.getScheme() + "://" + url.getRawAuthority() + basePath + parsed.text());
+        } catch (URISyntaxException e) {
+            throw new InvalidTarget("the request target does not make a URL with the upstream's: " + e.getReason());
+        }
+        if (!url.getScheme().equalsIgnoreCase(built.getScheme()) || !Objects.equals(url.getHost(), built.getHost())
+                || url.getPort() != built.getPort() || built.getRawUserInfo() != null
+                || !built.getRawPath().startsWith(basePath + "/")) {
+            throw new InvalidTarget("the request target would leave the upstream's scheme, host, port or path");
+        }
+        return built.toString();
     }
 
     /** How metrics and logs name it: the URL without any userinfo. */

@@ -1,7 +1,9 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.RequestTarget;
 import dev.mcpd.spool.SpoolEntry;
 import java.net.SocketTimeoutException;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
@@ -56,10 +58,26 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             while (true) {
                 Upstream upstream = board.awaitReady(tried,
                         () -> !isRunAllowed() || exchange.getContext().isStopping(), STOP_CHECK);
+                String url;
+                try {
+                    url = upstream.urlFor(target);
+                } catch (RequestTarget.InvalidTarget e) {
+                    // The entry's fault, not the upstream's: it goes to dead/, and no upstream waits for it.
+                    exchange.setException(PermanentRefusal.unsendable(upstream.label(), e.getMessage()));
+                    break;
+                }
                 Exchange copy = ExchangeHelper.createCopy(exchange, true);
-                copy.getIn().setHeader(Exchange.HTTP_URI, upstream.urlFor(target));
+                copy.getIn().setHeader(Exchange.HTTP_URI, url);
                 long started = System.nanoTime();
                 send.process(copy);
+                if (copy.getException() != null && (!isRunAllowed() || exchange.getContext().isStopping())) {
+                    throw new DeliveryStopped(); // a producer stopped under it says nothing about the entry
+                }
+                Optional<String> unbuildable = requestNotBuilt(copy.getException());
+                if (unbuildable.isPresent()) {
+                    exchange.setException(PermanentRefusal.unsendable(upstream.label(), unbuildable.get()));
+                    break;
+                }
                 Attempt attempt = attemptOf(upstream, copy, Duration.ofNanos(System.nanoTime() - started));
                 if (attempt.kind() == Attempt.Kind.RETRYABLE) {
                     retryElsewhere(attempt);
@@ -108,6 +126,24 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                 Instant.now());
         return new Attempt(upstream, Attempt.classify(status, relayPresentsOwnKey), OptionalInt.of(status),
                 Integer.toString(status), retryAfter, latency, answer == null ? new byte[0] : answer);
+    }
+
+    /**
+     * Why the HTTP client could not even make a request of the entry, when that is what failed: camel-http reports it
+     * as an {@link IllegalArgumentException} or a {@link URISyntaxException} before it opens a connection. A failure
+     * of the connection or of the upstream's answer is an {@link java.io.IOException}, and is retried.
+     */
+    private static Optional<String> requestNotBuilt(Exception failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof java.io.IOException) {
+                return Optional.empty();
+            }
+            if (cause instanceof IllegalArgumentException || cause instanceof URISyntaxException) {
+                return Optional.of("the HTTP client could not make a request of it ("
+                        + cause.getClass().getSimpleName() + ")");
+            }
+        }
+        return Optional.empty();
     }
 
     /** One line for a transport failure: "connection refused", "read timeout", … */

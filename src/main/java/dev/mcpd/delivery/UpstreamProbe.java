@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.RequestTarget;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,6 +22,7 @@ import org.apache.camel.Processor;
 public final class UpstreamProbe implements Processor {
 
     static final Duration TIMEOUT = Duration.ofSeconds(2);
+    static final String PATH = "/readyz";
 
     private final UpstreamBoard board;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -35,8 +37,7 @@ public final class UpstreamProbe implements Processor {
         List<CompletableFuture<Void>> probes = new ArrayList<>();
         for (Upstream upstream : board.upstreams()) {
             long started = System.nanoTime();
-            HttpRequest request = HttpRequest.newBuilder(URI.create(upstream.urlFor("/readyz"))).timeout(TIMEOUT)
-                    .GET().build();
+            HttpRequest request = HttpRequest.newBuilder(probeUrl(upstream)).timeout(TIMEOUT).GET().build();
             probes.add(http.sendAsync(request, HttpResponse.BodyHandlers.discarding())
                     .handle((response, failure) -> {
                         Duration latency = Duration.ofNanos(System.nanoTime() - started);
@@ -46,5 +47,13 @@ public final class UpstreamProbe implements Processor {
                     }));
         }
         CompletableFuture.allOf(probes.toArray(new CompletableFuture[0])).join();
+    }
+
+    private static URI probeUrl(Upstream upstream) {
+        try {
+            return URI.create(upstream.urlFor(PATH));
+        } catch (RequestTarget.InvalidTarget e) {
+            throw new IllegalStateException(PATH + " is a valid target", e);
+        }
     }
 }

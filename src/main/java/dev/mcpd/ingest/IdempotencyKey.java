@@ -9,7 +9,7 @@ import org.apache.camel.Processor;
 
 /**
  * Gives every request the key its upstream deduplicates by (SPEC §4), computed once, at accept: the sender's own
- * {@code Idempotency-Key} when it sent one, otherwise {@code relay-} + hex SHA-256 of the request target, the content
+ * {@code Idempotency-Key} when it sent one, otherwise {@code relay-} + hex SHA-256 of the request target (normalised, {@link IngestTargetCheck}), the content
  * encoding and the body, so the same bytes sent again get the same key. The fields are separated by a NUL byte, which
  * none of the first two can contain, so two different requests cannot hash the same input.
  *
@@ -31,13 +31,14 @@ public final class IdempotencyKey implements Processor {
         String key;
         if (senderKey != null) {
             if (!isValidSenderKey(senderKey)) {
-                throw IngestRefusal.badRequest("Idempotency-Key must be 1 to " + MAX_SENDER_KEY_LENGTH
+                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY, "Idempotency-Key must be 1 to " + MAX_SENDER_KEY_LENGTH
                         + " visible ASCII characters");
             }
             key = senderKey;
         } else {
             String encoding = request.getHeader("Content-Encoding");
-            key = derive(request.uri(), encoding == null ? "" : encoding, exchange.getIn().getBody(byte[].class));
+            key = derive(IngestTargetCheck.of(exchange).text(), encoding == null ? "" : encoding,
+                    exchange.getIn().getBody(byte[].class));
         }
         exchange.setProperty(PROPERTY, key);
     }

@@ -21,7 +21,7 @@ public final class IngestAnswer implements Processor {
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");
         answer.setHeader("mcpd-relay", "spooled");
-        if (IngestPaths.isOtlp(request.path())) {
+        if (IngestPaths.isOtlp(IngestTargetCheck.of(exchange).path())) {
             otlpPartialSuccess(answer, request.getHeader("Content-Type"));
         } else {
             answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 202);

@@ -6,6 +6,7 @@ import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 import org.apache.camel.main.BaseMainSupport;
@@ -35,8 +36,10 @@ public final class IngestServer {
     private final McpdConfig config;
     private final Main main = new Main();
     private final List<AutoCloseable> resources = new ArrayList<>();
-    private final IdleBoundedVertx vertx;
+    private final ListenerVertx vertx;
     private volatile ServingGate gate;
+    /** Set by the first sign of a stop (SIGTERM, SIGINT), even while the server is still starting. */
+    private final AtomicBoolean stopRequested = new AtomicBoolean();
 
     private IngestServer(String role, McpdConfig config) {
         this.role = role;
@@ -47,16 +50,20 @@ public final class IngestServer {
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
         bindShared(config, main::bind);
-        vertx = IdleBoundedVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
-                IdleBoundedVertx.idleTimeoutFor(config.requestTimeout()));
+        vertx = ListenerVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
+                ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal);
         main.bind("vertx", vertx);
+        // Camel Main's SIGTERM hook runs this first: from now on the port answers "stopping". A signal that comes while
+        // Camel is still starting would otherwise be noticed only after start-up, and Camel's hook would wait up to
+        // 25 s for a stop nobody makes while the relay serves (runUntilStopped makes it).
+        main.getShutdownStrategy().addShutdownListener(() -> stopRequested.set(true));
         main.addMainListener(new MainListenerSupport() {
             @Override
             public void afterConfigure(BaseMainSupport configured) {
                 // Resources (the spool, the store) close with the Camel context, after the routes stopped: within a
                 // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
                 try {
-                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port());
+                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port(), stopRequested);
                     configured.getCamelContext().addService(new ResourceCloser());
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot tie resources to the Camel context", e);
@@ -80,7 +87,8 @@ public final class IngestServer {
         bind.accept("answerHeaders", new AnswerHeaderPolicy());
         bind.accept("ingestTargetCheck", new IngestTargetCheck());
         bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
-        bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout()));
+        bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout(),
+                BodyBudget.forHeap(config.maxBodyBytes())));
         bind.accept("refusalAnswer", new RefusalAnswer());
         bind.accept("liveness", ProbeAnswer.liveness());
     }
@@ -104,7 +112,7 @@ public final class IngestServer {
 
     /** True once the server began to stop (SIGTERM): readiness then answers 503. */
     public boolean stopping() {
-        return gate != null && gate.stopping();
+        return stopRequested.get();
     }
 
     /** Closes the resource when the server stops, after its routes (or when it fails to start). */
@@ -138,6 +146,8 @@ public final class IngestServer {
     public static int runUntilStopped(Main main, String role) {
         try {
             main.run();
+            // run() returns at once, having stopped nothing, when the stop signal came while the server was starting.
+            main.stop();
             return main.getExitCode();
         } catch (Exception e) {
             System.err.println("mcpd: " + role + " stopped: " + rootMessage(e));

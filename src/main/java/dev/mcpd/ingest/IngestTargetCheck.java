@@ -1,17 +1,40 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.http.RequestTarget;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
-/** Any POST is ingest, except on the paths that belong to the process itself (probes, metrics, /relay/…): 405. */
+/**
+ * The first ingest step: reads the request target as a {@link RequestTarget} — an absolute path and query, normalised;
+ * anything else is a 400 — and keeps it for the steps after, which never read the raw target again. Any POST is
+ * ingest, except on the paths that belong to the process itself (probes, metrics, /relay/…): 405.
+ */
 public final class IngestTargetCheck implements Processor {
+
+    /** Exchange property holding the request's {@link RequestTarget}. */
+    public static final String PROPERTY = "mcpd.requestTarget";
 
     @Override
     public void process(Exchange exchange) {
-        String path = VertxExchange.request(exchange).path();
-        if (IngestPaths.isReserved(path)) {
-            VertxExchange.response(exchange).putHeader("Allow", "GET");
-            throw IngestRefusal.notAllowed(path + " is not an ingest path; it answers GET");
+        RequestTarget target;
+        try {
+            target = RequestTarget.parse(VertxExchange.request(exchange).uri());
+        } catch (RequestTarget.InvalidTarget e) {
+            throw IngestRefusal.badRequestBeforeBody(IngestRefusal.Kind.BAD_TARGET, e.getMessage());
         }
+        if (IngestPaths.isReserved(target.path())) {
+            VertxExchange.response(exchange).putHeader("Allow", "GET");
+            throw IngestRefusal.notAllowed("this path is not an ingest path; it answers GET");
+        }
+        exchange.setProperty(PROPERTY, target);
+    }
+
+    /** The target the first step read. */
+    public static RequestTarget of(Exchange exchange) {
+        RequestTarget target = exchange.getProperty(PROPERTY, RequestTarget.class);
+        if (target == null) {
+            throw new IllegalStateException("the ingest route reads the target first (ingestTargetCheck)");
+        }
+        return target;
     }
 }

@@ -1,5 +1,7 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.http.FrontDoor;
+import dev.mcpd.http.SenderText;
 import dev.mcpd.observability.RateLimitedLog;
 import io.vertx.core.http.HttpVersion;
 import java.time.Duration;
@@ -11,8 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns a refusal ({@link IngestRefusal}, or any unexpected failure: 503) into its answer: the status, a one-line plain-text reason, {@code Retry-After} when
- * the sender should come back, and one log line (status, reason, remote address — never a key; at most one line
- * per kind of refusal per second). When part of the body
+ * the sender should come back, and one log line (status, reason, method, path, remote address — never a key; what
+ * the sender wrote quoted and cut short; at most one line per {@link IngestRefusal.Kind} per second). When part of the body
  * may still be on the connection (a 401, 405, 408 or 413 before the body was read), the HTTP/1.1 connection is closed
  * after the answer, so unread bytes are never parsed as a next request.
  */
@@ -34,11 +36,12 @@ public final class RefusalAnswer implements Processor {
         } else {
             // A fault of ours, not the sender's: the full story goes to the log, and the sender is told to retry.
             FAULTS.error("unexpected failure while taking a request; answering 503", caught);
-            refusal = IngestRefusal.unavailable("internal error; retry later", SpoolWriteStep.RETRY_AFTER_SECONDS);
+            refusal = IngestRefusal.internal(SpoolWriteStep.RETRY_AFTER_SECONDS);
         }
         var request = VertxExchange.request(exchange);
-        LOG.warn(refusal.status() + " " + refusal.reason(), "refused status=" + refusal.status() + " reason=\""
-                + refusal.reason() + "\" method=" + request.method() + " path=" + request.path() + " remote="
+        LOG.warn(refusal.kind().name(), "refused status=" + refusal.status() + " reason=\""
+                + SenderText.quote(refusal.reason()) + "\" method=" + SenderText.quote(request.method().name())
+                + " path=\"" + SenderText.quote(request.path()) + "\" remote="
                 + (request.remoteAddress() == null ? "-" : request.remoteAddress().host()));
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");
@@ -47,11 +50,14 @@ public final class RefusalAnswer implements Processor {
         refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));
         answer.setBody(AnswerBody.text(refusal.reason() + "\n"));
         if (refusal.bodyUnread() && request.version() != HttpVersion.HTTP_2) {
-            var response = VertxExchange.response(exchange);
-            response.putHeader("Connection", "close");
-            response.endHandler(done -> response.close());
+            FrontDoor.closeAfterAnswer(request);
             request.handler(discarded -> { }); // drain what is in flight until the close
             request.resume();
         }
+    }
+
+    /** The front door's refusals go to the same log, rate-limited the same way. */
+    static void logFrontDoorRefusal(String kind, String line) {
+        LOG.warn(kind, line);
     }
 }

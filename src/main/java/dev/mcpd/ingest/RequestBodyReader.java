@@ -2,13 +2,18 @@ package dev.mcpd.ingest;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
+import org.apache.camel.support.SynchronizationAdapter;
 
 /**
  * Reads the whole request body, byte for byte, whatever its content type, and makes it the message body
@@ -20,8 +25,16 @@ import org.apache.camel.Processor;
  * Vert.x request, and this step reads it: it refuses early on a {@code Content-Length} over {@code --max-body-bytes}
  * (413, before a byte of the body is read), stops a chunked body the moment it grows past the limit (413), and
  * answers 408 when the body has not arrived within {@code --request-timeout-seconds} of the request's arrival.
+ *
+ * <p>Memory: the body's bytes are held against the {@link BodyBudget} until the exchange is over; a body that does
+ * not fit is refused with 503 and {@code Retry-After: 5} — before it is read when its {@code Content-Length} says so.
+ * A body of known length is copied once, into an array of exactly its size; a chunked body is kept as its chunks and
+ * joined once at the end (both held against the budget while they coexist). A sender that sent
+ * {@code Expect: 100-continue} is told to go on only here, after the key, size and spool checks passed.
  */
 public final class RequestBodyReader implements Processor {
+
+    static final int RETRY_AFTER_SECONDS = 5;
 
     private static final class TooLarge extends RuntimeException {
         TooLarge() {
@@ -29,12 +42,20 @@ public final class RequestBodyReader implements Processor {
         }
     }
 
+    private static final class OverBudget extends RuntimeException {
+        OverBudget() {
+            super(null, null, false, false);
+        }
+    }
+
     private final long maxBodyBytes;
     private final Duration requestTimeout;
+    private final BodyBudget budget;
 
-    public RequestBodyReader(long maxBodyBytes, Duration requestTimeout) {
+    public RequestBodyReader(long maxBodyBytes, Duration requestTimeout, BodyBudget budget) {
         this.maxBodyBytes = maxBodyBytes;
         this.requestTimeout = requestTimeout;
+        this.budget = budget;
     }
 
     @Override
@@ -44,32 +65,135 @@ public final class RequestBodyReader implements Processor {
         if (declared > maxBodyBytes) {
             throw IngestRefusal.tooLarge(maxBodyBytes);
         }
-        CompletableFuture<Buffer> whole = new CompletableFuture<>();
-        Buffer body = Buffer.buffer((int) Math.max(0, Math.min(declared, 64 * 1024)));
-        request.exceptionHandler(whole::completeExceptionally);
-        request.handler(chunk -> {
-            if ((long) body.length() + chunk.length() > maxBodyBytes) {
-                request.pause();
-                whole.completeExceptionally(new TooLarge());
-            } else {
-                body.appendBuffer(chunk);
+        AtomicLong held = new AtomicLong();
+        exchange.getExchangeExtension().addOnCompletion(new SynchronizationAdapter() {
+            @Override
+            public void onDone(Exchange done) {
+                budget.give(held.getAndSet(0));
             }
         });
-        request.endHandler(end -> whole.complete(body));
+        if (declared > 0 && !take(held, declared)) {
+            throw overBudget(true);
+        }
+        if (request.version() != HttpVersion.HTTP_1_0 && "100-continue".equalsIgnoreCase(request.getHeader("Expect"))) {
+            VertxExchange.response(exchange).writeContinue();
+        }
+        CompletableFuture<byte[]> whole = declared >= 0
+                ? readKnownLength(request, (int) declared)
+                : readChunked(request, held);
         request.resume();
         // The time runs from the request's arrival (when its exchange was created), not from this step.
         long leftMillis = requestTimeout.toMillis() - exchange.getClock().elapsed();
         try {
-            exchange.getIn().setBody(whole.get(Math.max(leftMillis, 0), TimeUnit.MILLISECONDS).getBytes());
+            exchange.getIn().setBody(whole.get(Math.max(leftMillis, 0), TimeUnit.MILLISECONDS));
         } catch (TimeoutException e) {
             request.pause();
             throw IngestRefusal.timedOut(requestTimeout.toSeconds());
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof TooLarge) {
+            Throwable cause = e.getCause();
+            if (cause instanceof TooLarge) {
                 throw IngestRefusal.tooLarge(maxBodyBytes);
             }
-            throw IngestRefusal.badRequest("request body could not be read: " + e.getCause().getMessage());
+            if (cause instanceof OverBudget || cause instanceof OutOfMemoryError) {
+                throw overBudget(true);
+            }
+            throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_BODY, "request body could not be read");
         }
+    }
+
+    private CompletableFuture<byte[]> readKnownLength(HttpServerRequest request, int length) {
+        CompletableFuture<byte[]> whole = new CompletableFuture<>();
+        byte[] body;
+        try {
+            body = new byte[length];
+        } catch (OutOfMemoryError e) {
+            throw overBudget(true);
+        }
+        int[] filled = {0};
+        request.exceptionHandler(whole::completeExceptionally);
+        request.handler(chunk -> {
+            int n = chunk.length();
+            if (filled[0] + n > length) {
+                // HTTP framing gives no more than Content-Length; should a chunk ever disagree, nothing is kept.
+                request.pause();
+                whole.completeExceptionally(new TooLarge());
+                return;
+            }
+            chunk.getBytes(0, n, body, filled[0]);
+            filled[0] += n;
+        });
+        request.endHandler(end -> {
+            if (filled[0] == length) {
+                whole.complete(body);
+            } else {
+                whole.completeExceptionally(new IllegalStateException("body shorter than its Content-Length"));
+            }
+        });
+        return whole;
+    }
+
+    private CompletableFuture<byte[]> readChunked(HttpServerRequest request, AtomicLong held) {
+        CompletableFuture<byte[]> whole = new CompletableFuture<>();
+        List<Buffer> chunks = new ArrayList<>();
+        long[] total = {0};
+        request.exceptionHandler(whole::completeExceptionally);
+        request.handler(chunk -> {
+            if (whole.isDone()) {
+                return;
+            }
+            if (total[0] + chunk.length() > maxBodyBytes) {
+                request.pause();
+                whole.completeExceptionally(new TooLarge());
+            } else if (!take(held, chunk.length())) {
+                request.pause();
+                whole.completeExceptionally(new OverBudget());
+            } else {
+                chunks.add(chunk);
+                total[0] += chunk.length();
+            }
+        });
+        request.endHandler(end -> {
+            if (whole.isDone()) {
+                return;
+            }
+            // Joined once: the array and the chunks coexist for a moment, so the array is held against the budget
+            // too until the chunks are let go.
+            if (!take(held, total[0])) {
+                whole.completeExceptionally(new OverBudget());
+                return;
+            }
+            byte[] body = new byte[(int) total[0]];
+            int at = 0;
+            for (Buffer chunk : chunks) {
+                chunk.getBytes(0, chunk.length(), body, at);
+                at += chunk.length();
+            }
+            chunks.clear();
+            give(held, total[0]);
+            whole.complete(body);
+        });
+        return whole;
+    }
+
+    private boolean take(AtomicLong held, long bytes) {
+        if (!budget.tryTake(bytes)) {
+            return false;
+        }
+        held.addAndGet(bytes);
+        return true;
+    }
+
+    private void give(AtomicLong held, long bytes) {
+        held.addAndGet(-bytes);
+        budget.give(bytes);
+    }
+
+    private IngestRefusal overBudget(boolean bodyUnread) {
+        String reason = "too many request bodies are being read at once (" + (budget.capacity() >> 20)
+                + " MiB in memory); retry later";
+        return bodyUnread
+                ? IngestRefusal.unavailableBeforeBody(IngestRefusal.Kind.MEMORY_BUSY, reason, RETRY_AFTER_SECONDS)
+                : IngestRefusal.unavailable(reason, RETRY_AFTER_SECONDS);
     }
 
     private static long declaredLength(String contentLength) {
@@ -79,7 +203,8 @@ public final class RequestBodyReader implements Processor {
         try {
             return Long.parseLong(contentLength.trim());
         } catch (NumberFormatException e) {
-            throw IngestRefusal.badRequest("Content-Length is not a number");
+            throw IngestRefusal.badRequestBeforeBody(IngestRefusal.Kind.BAD_CONTENT_LENGTH,
+                    "Content-Length is not a number");
         }
     }
 }

@@ -12,6 +12,12 @@ import org.apache.camel.Processor;
  */
 public final class SenderKeyCheck implements Processor {
 
+    /**
+     * Exchange property: the header whose key matched. Only that one is passed on upstream (SPEC §5): a sender that
+     * sends a right {@code x-mcpd-key} and a wrong {@code Authorization} has the wrong one dropped, not forwarded.
+     */
+    public static final String VERIFIED_HEADER = "mcpd.verifiedCredentialHeader";
+
     private final Optional<Secret> ingestKey;
 
     public SenderKeyCheck(Optional<Secret> ingestKey) {
@@ -33,6 +39,7 @@ public final class SenderKeyCheck implements Processor {
         if (!(bearerMatches || headerMatches)) {
             throw IngestRefusal.unauthorized();
         }
+        exchange.setProperty(VERIFIED_HEADER, bearerMatches ? "Authorization" : "x-mcpd-key");
     }
 
     private static String bearerToken(String authorization) {

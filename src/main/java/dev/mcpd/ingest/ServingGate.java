@@ -27,11 +27,12 @@ public final class ServingGate extends EventNotifierSupport {
 
     private final int port;
     private final AtomicBoolean routesUp = new AtomicBoolean();
-    private final AtomicBoolean stopping = new AtomicBoolean();
+    private final AtomicBoolean stopping;
     private volatile boolean installed;
 
-    private ServingGate(int port) {
+    private ServingGate(int port, AtomicBoolean stopping) {
         this.port = port;
+        this.stopping = stopping;
         // Only context events matter here. A notifier that takes exchange events makes Camel build and dispatch
         // several per request (measured: a few percent of the relay's CPU at saturation).
         setIgnoreExchangeEvents(true);
@@ -42,7 +43,15 @@ public final class ServingGate extends EventNotifierSupport {
 
     /** Registers the gate with the context; it installs itself when the routes start. */
     public static ServingGate on(CamelContext context, int port) {
-        ServingGate gate = new ServingGate(port);
+        return on(context, port, new AtomicBoolean());
+    }
+
+    /**
+     * As {@link #on(CamelContext, int)}, with a stop flag shared with whoever learns of a stop first: a SIGTERM that
+     * arrives while the context is still starting sets it at once, so the port answers "stopping" from that moment.
+     */
+    public static ServingGate on(CamelContext context, int port, AtomicBoolean stopping) {
+        ServingGate gate = new ServingGate(port, stopping);
         context.getManagementStrategy().addEventNotifier(gate);
         return gate;
     }

@@ -45,11 +45,11 @@ public final class SpoolWriteStep implements Processor {
         HttpServerRequest request = VertxExchange.request(exchange);
         SpoolRequest entry = new SpoolRequest(
                 request.method().name(),
-                request.uri(),
+                IngestTargetCheck.of(exchange).text(),
                 headerOrEmpty(request, "Content-Type"),
                 headerOrEmpty(request, "Content-Encoding"),
                 exchange.getProperty(IdempotencyKey.PROPERTY, String.class),
-                passSenderCredential ? senderCredential(request) : Optional.empty(),
+                passSenderCredential ? senderCredential(exchange, request) : Optional.empty(),
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class));
         try {
@@ -65,8 +65,13 @@ public final class SpoolWriteStep implements Processor {
         }
     }
 
-    private static Optional<Credential> senderCredential(HttpServerRequest request) {
-        for (String header : new String[] {"Authorization", "x-mcpd-key"}) {
+    /**
+     * The credential passed on: with {@code --ingest-key}, the one header that was verified; on an open relay, which
+     * can verify neither, {@code Authorization} if sent (the standard header, what SDKs send), else {@code x-mcpd-key}.
+     */
+    private static Optional<Credential> senderCredential(Exchange exchange, HttpServerRequest request) {
+        String verified = exchange.getProperty(SenderKeyCheck.VERIFIED_HEADER, String.class);
+        for (String header : verified != null ? new String[] {verified} : new String[] {"Authorization", "x-mcpd-key"}) {
             String value = request.getHeader(header);
             if (value != null) {
                 return Optional.of(new Credential(header, value));

@@ -10,6 +10,8 @@ import java.util.stream.Collectors;
 /**
  * {@code /readyz} of the relay (SPEC §6), one short line:
  * <ul>
+ *   <li>{@code 503 unavailable: spool not writable: …} while writes to the spool fail (a full disk, a directory that
+ *       was removed or made read-only) until one succeeds again;</li>
  *   <li>{@code 503 unavailable: spool full …} while the spool turns requests away (one was refused for space within
  *       the last {@link #FULL_MEMORY}, or it holds its bound);</li>
  *   <li>{@code 503 unavailable: no upstream reachable and the spool is N% full} at 80% or more with no upstream up;</li>
@@ -34,6 +36,11 @@ public final class RelayReadiness implements Supplier<ProbeAnswer.Verdict> {
 
     @Override
     public ProbeAnswer.Verdict get() {
+        var writeProblem = spool.writeProblem();
+        if (writeProblem.isPresent()) {
+            return new ProbeAnswer.Verdict(503, "unavailable: spool not writable: " + writeProblem.get()
+                    + "; requests are refused with 503 until a write succeeds");
+        }
         long bytes = spool.bytes();
         long max = spool.maxBytes();
         if (bytes >= max || spool.refusedFullWithin(FULL_MEMORY)) {

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.BitSet;
 import java.util.function.LongToIntFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sequence numbers of a segment's entries that are done (delivered or dead-lettered), one big-endian u64 each,
@@ -23,6 +25,9 @@ final class AckLog implements Closeable {
     private FileChannel channel;
     private long size;
     private boolean dirty;
+    private boolean warned;
+
+    private static final Logger LOG = LoggerFactory.getLogger(AckLog.class);
 
     AckLog(Path dir, long segmentFirstSeq) {
         this.file = dir.resolve(SpoolFiles.baseName(segmentFirstSeq) + SUFFIX);
@@ -46,6 +51,19 @@ final class AckLog implements Closeable {
             }
         }
         size = all.length - (all.length % Long.BYTES);
+    }
+
+    /** Appends {@code seq}; a failure is logged (once per log file) and otherwise ignored, see {@link SegmentIndex}. */
+    void appendOrWarn(long seq) {
+        try {
+            append(seq);
+        } catch (IOException e) {
+            if (!warned) {
+                warned = true;
+                LOG.warn("acknowledgements in {} cannot be written ({}); entries delivered from this segment go out once"
+                        + " more after a restart", file, e.toString());
+            }
+        }
     }
 
     void append(long seq) throws IOException {

@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * <pre>
  *   00000000000000000042.entry   the entry, in the spool's record format (mode 0600)
  *   00000000000000000042.cred    its sender credential, if it carried one (mode 0600)
- *   00000000000000000042.json    why: upstream, status, time, the first KiB of the answer, and the entry's metadata
+ *   00000000000000000042.json    why: upstream, status (0 if it was never sent), time, reason, the first KiB of the
+ *                                answer, and the entry's metadata
  * </pre>
  *
  * Each file is written under a temporary name, forced, renamed, and the directory forced, before the entry leaves
@@ -31,7 +32,7 @@ import java.util.stream.Stream;
 public final class DeadLetters {
 
     /** Why an entry is here. */
-    public record Refusal(String upstream, int status, Instant at, byte[] answerHead) {
+    public record Refusal(String upstream, int status, Instant at, String reason, byte[] answerHead) {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -95,6 +96,7 @@ public final class DeadLetters {
         json.put("upstream", refusal.upstream());
         json.put("status", refusal.status());
         json.put("refusedAt", refusal.at().toString());
+        json.put("reason", refusal.reason());
         json.put("answer", new String(refusal.answerHead(), StandardCharsets.UTF_8));
         json.put("method", request.method());
         json.put("target", request.target());

@@ -1,7 +1,9 @@
 package dev.mcpd.spool;
 
 import java.nio.BufferUnderflowException;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.zip.CRC32C;
@@ -155,6 +157,16 @@ final class RecordCodec {
         }
         checkVersion(payload.get(payload.position()));
         return new long[] {payload.getLong(payload.position() + 1), payload.getLong(payload.position() + 9)};
+    }
+
+    /**
+     * The credential reference of the entry record at {@code offset} (its header, version, seq and receive time come
+     * first), read without the rest of the record; for checks, on a record whose checksum was verified.
+     */
+    static int credentialRefAt(FileChannel channel, long offset) throws IOException {
+        ByteBuffer ref = ByteBuffer.allocate(Integer.BYTES);
+        RecordScanner.readFully(channel, ref, offset + HEADER_BYTES + 1 + 8 + 8);
+        return ref.flip().getInt();
     }
 
     record DecodedCredential(int ref, Credential credential) {

@@ -126,15 +126,23 @@ final class SegmentIndex implements Closeable {
         return firstNotDone < count ? receivedAt[firstNotDone] : -1;
     }
 
-    /** Marks the entry done and records it in the acknowledgement log; false if it already was. */
-    boolean markDone(int index) throws IOException {
+    /**
+     * Marks the entry done and records it in the acknowledgement log; false if it already was. An acknowledgement that
+     * cannot be written (the directory gone or read-only) is logged, not thrown: the entry is done all the same, and
+     * at worst it goes out once more after a restart, where its idempotency key makes it a duplicate.
+     */
+    boolean markDone(int index) {
         if (done.get(index)) {
             return false;
         }
         done.set(index);
         doneCount++;
-        acks.append(seqs[index]);
+        acks.appendOrWarn(seqs[index]);
         return true;
+    }
+
+    int count() {
+        return count;
     }
 
     private void advancePastDone() {

@@ -163,7 +163,9 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
             if (badFrom >= 0) {
                 long lastSeq = entries.isEmpty() ? firstSeq - 1 : entries.get(entries.size() - 1).seq();
                 boolean wasTakingAppends = nextFirstSeq < 0 || nextFirstSeq == lastSeq + 1;
-                String tornShape = wasTakingAppends ? tornShape(segment, badFrom, scanner.fileSize()) : null;
+                String tornShape = wasTakingAppends
+                        ? tornShape(segment, RecordCodec.ENTRY_MAGIC, badFrom, scanner.fileSize())
+                        : null;
                 regions.add(tornShape != null
                         ? new Region(badFrom, scanner.fileSize() - badFrom, true, tornShape)
                         : new Region(badFrom, scanner.fileSize() - badFrom, false, reason));
@@ -173,7 +175,7 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
     }
 
     /** Why the bytes from {@code from} to the end look like an interrupted append, or null when they do not. */
-    private static String tornShape(Path segment, long from, long fileSize) throws IOException {
+    private static String tornShape(Path segment, int magicOfItsRecords, long from, long fileSize) throws IOException {
         long remaining = fileSize - from;
         if (remaining < RecordCodec.HEADER_BYTES) {
             return "torn record header at offset " + from;
@@ -184,7 +186,7 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
             header.flip();
             int magic = header.getInt();
             int length = header.getInt();
-            if (magic == RecordCodec.ENTRY_MAGIC && (length < 0 || length > remaining - RecordCodec.HEADER_BYTES)) {
+            if (magic == magicOfItsRecords && (length < 0 || length > remaining - RecordCodec.HEADER_BYTES)) {
                 return "torn record at offset " + from + " (length " + length + " past the end of the file)";
             }
             ByteBuffer chunk = ByteBuffer.allocate(1 << 16);
@@ -253,9 +255,23 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
      * the next whole one); an entry whose credential is lost with it fails when read and is quarantined then.
      */
     static Map<Integer, Credential> credentialsOf(Path dir, long firstSeq) throws IOException {
+        return scanCredentials(dir, firstSeq).credentials();
+    }
+
+    /**
+     * What a segment's credential file holds: its whole credential records, and the regions that hold none (a torn
+     * tail: a record a crash cut short before the entries that would refer to it were written; or damage).
+     */
+    record Credentials(Map<Integer, Credential> credentials, List<Region> regions) {
+    }
+
+    static Credentials scanCredentials(Path dir, long firstSeq) throws IOException {
         Path file = SpoolFiles.credentials(dir, firstSeq);
         Map<Integer, Credential> credentials = new HashMap<>();
+        List<Region> regions = new ArrayList<>();
         try (RecordScanner scanner = new RecordScanner(file, RecordCodec.CREDENTIAL_MAGIC)) {
+            long badFrom = -1;
+            String reason = null;
             while (true) {
                 long at = scanner.position();
                 try {
@@ -265,15 +281,27 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
                     }
                     RecordCodec.DecodedCredential decoded = RecordCodec.decodeCredential(r.payload());
                     credentials.put(decoded.ref(), decoded.credential());
+                    if (badFrom >= 0) {
+                        regions.add(new Region(badFrom, at - badFrom, false, reason));
+                        badFrom = -1;
+                    }
                 } catch (CorruptRecordException e) {
-                    // A torn credential record belongs to a batch that never committed; a damaged one is skipped.
+                    if (badFrom < 0) {
+                        badFrom = at;
+                        reason = e.getMessage();
+                    }
                     scanner.seek(at);
                     scanner.resync();
                 }
             }
+            if (badFrom >= 0) {
+                String tornShape = tornShape(file, RecordCodec.CREDENTIAL_MAGIC, badFrom, scanner.fileSize());
+                regions.add(new Region(badFrom, scanner.fileSize() - badFrom, tornShape != null,
+                        tornShape != null ? tornShape : reason));
+            }
         } catch (NoSuchFileException e) {
             // No entry of the segment carried a credential.
         }
-        return credentials;
+        return new Credentials(credentials, regions);
     }
 }

@@ -5,8 +5,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -28,23 +30,32 @@ final class SegmentWriter implements Closeable {
     private final Path dir;
     private final long firstSeq;
     private final FileChannel data;
+    /** The file the segment's name pointed to when it was opened: still there after each commit, or nothing counts. */
+    private final Object dataFileKey;
+    private Object credentialsFileKey;
     private FileChannel credentials;
     private long dataSize;
     private long credentialsSize;
     private boolean broken;
     private final Map<Credential, Integer> credentialRefs = new HashMap<>();
 
-    private SegmentWriter(Path dir, long firstSeq, FileChannel data) {
+    private SegmentWriter(Path dir, long firstSeq, FileChannel data) throws IOException {
         this.dir = dir;
         this.firstSeq = firstSeq;
         this.data = data;
+        this.dataFileKey = fileKey(SpoolFiles.segment(dir, firstSeq));
     }
 
     /** Creates the segment file and makes its name durable before any entry is written to it. */
     static SegmentWriter create(Path dir, long firstSeq) throws IOException {
         FileChannel data = SpoolFiles.createOwnerOnly(SpoolFiles.segment(dir, firstSeq));
-        SpoolFiles.forceDirectory(dir);
-        return new SegmentWriter(dir, firstSeq, data);
+        try {
+            SpoolFiles.forceDirectory(dir);
+            return new SegmentWriter(dir, firstSeq, data);
+        } catch (IOException e) {
+            data.close();
+            throw e;
+        }
     }
 
     /**
@@ -59,11 +70,16 @@ final class SegmentWriter implements Closeable {
         }
         FileChannel data = FileChannel.open(file, StandardOpenOption.WRITE,
                 StandardOpenOption.READ);
-        data.truncate(0);
-        data.force(true);
-        Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
-        SpoolFiles.forceDirectory(dir);
-        return new SegmentWriter(dir, firstSeq, data);
+        try {
+            data.truncate(0);
+            data.force(true);
+            Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
+            SpoolFiles.forceDirectory(dir);
+            return new SegmentWriter(dir, firstSeq, data);
+        } catch (IOException e) {
+            data.close();
+            throw e;
+        }
     }
 
     long firstSeq() {
@@ -74,7 +90,10 @@ final class SegmentWriter implements Closeable {
         return dataSize;
     }
 
-    /** True after a failed batch could not be cut back: the segment takes no more entries. */
+    /**
+     * True after a failed batch could not be cut back, or once the segment is no longer reachable: it takes no more
+     * entries.
+     */
     boolean broken() {
         return broken;
     }
@@ -118,6 +137,7 @@ final class SegmentWriter implements Closeable {
             }
             dataSize += writeAll(data, dataSize, buffers);
             data.force(false);
+            ensureReachable();
             return written;
         } catch (IOException | RuntimeException e) {
             introduced.forEach(credentialRefs::remove);
@@ -130,8 +150,48 @@ final class SegmentWriter implements Closeable {
         if (credentials == null) {
             credentials = SpoolFiles.createOwnerOnly(SpoolFiles.credentials(dir, firstSeq));
             SpoolFiles.forceDirectory(dir);
+            credentialsFileKey = fileKey(SpoolFiles.credentials(dir, firstSeq));
         }
         return credentials;
+    }
+
+    /**
+     * Fails unless what this writer writes to is what the next start will open: its files still under their names in
+     * the spool directory (not deleted, not replaced — an {@code rm -rf} of the spool leaves the open files writable,
+     * and every write "succeeds" into nothing), and the directory still writable (read-only mounts and, for a user
+     * other than root, permissions). Once it fails the writer is broken: the spool then starts a new segment.
+     */
+    void ensureReachable() throws IOException {
+        try {
+            checkSame(SpoolFiles.segment(dir, firstSeq), dataFileKey);
+            if (credentials != null) {
+                checkSame(SpoolFiles.credentials(dir, firstSeq), credentialsFileKey);
+            }
+            if (!Files.isWritable(dir)) {
+                throw new IOException("spool directory " + dir + " is not writable");
+            }
+        } catch (IOException e) {
+            broken = true;
+            throw e;
+        }
+    }
+
+    private static void checkSame(Path file, Object expectedKey) throws IOException {
+        Object now;
+        try {
+            now = fileKey(file);
+        } catch (NoSuchFileException e) {
+            throw new IOException(file.getFileName() + " is gone from the spool directory " + file.getParent()
+                    + " (deleted, or the directory removed or replaced)", e);
+        }
+        if (expectedKey != null && !expectedKey.equals(now)) {
+            throw new IOException(file.getFileName() + " in " + file.getParent() + " is no longer the file the"
+                    + " spool writes (replaced)");
+        }
+    }
+
+    private static Object fileKey(Path file) throws IOException {
+        return Files.readAttributes(file, BasicFileAttributes.class).fileKey();
     }
 
     /** One gathering write (writev) where the kernel allows, instead of a system call per buffer. */

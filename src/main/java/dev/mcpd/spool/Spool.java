@@ -4,6 +4,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
@@ -95,12 +96,19 @@ public final class Spool implements Closeable {
     private final AtomicLong refusedFull = new AtomicLong();
     private final AtomicLong corrupted = new AtomicLong();
     private volatile long lastRefusedFullNanos = Long.MIN_VALUE;
+    /** Why the last commit failed, until one succeeds again (or a probe shows the spool writable): readiness. */
+    private volatile String writeProblem;
+    private long lastWriteProbeNanos;
     private volatile boolean closed;
     private SegmentWriter writer;
     private long nextSeq;
 
     /** Acknowledgements are forced at least this often while any are pending. */
     static final Duration ACK_FLUSH_INTERVAL = Duration.ofMillis(200);
+    /** While writes fail and no request comes to try again, the committer tries this often itself. */
+    static final Duration WRITE_PROBE_INTERVAL = Duration.ofSeconds(1);
+    /** The file a write probe creates, forces and deletes; no segment name can look like it. */
+    static final String WRITE_PROBE_FILE = ".write-probe";
 
     // Delivery state, guarded by lock.
     private final ReentrantLock lock = new ReentrantLock();
@@ -362,6 +370,8 @@ public final class Spool implements Closeable {
                 return Optional.of(read(handout));
             } catch (CorruptRecordException e) {
                 quarantine(handout, e);
+            } catch (NoSuchFileException e) {
+                vanished(handout);
             } catch (IOException e) {
                 release(handout.seq());
                 throw e;
@@ -426,6 +436,39 @@ public final class Spool implements Closeable {
         LOG.warn("spool entry {} is damaged ({}); kept in {}/{} and taken out of delivery", handout.seq(),
                 why.getMessage(), Quarantine.DIRECTORY, name);
         done(handout.seq());
+    }
+
+    /**
+     * The segment file of a handed-out entry is gone (the spool directory was removed or emptied while the relay ran)
+     * and was never opened for reading: its waiting entries cannot be read, now or after a restart. They are taken out
+     * of the spool's counts with one ERROR line, so delivery goes on with the rest instead of failing on them for ever.
+     */
+    private void vanished(Handout handout) throws IOException {
+        lock.lock();
+        try {
+            handedOut.remove(handout.seq());
+            SegmentIndex segment = handout.segment();
+            int lost = 0;
+            for (int i = 0; i < segment.count(); i++) {
+                if (segment.markDone(i)) {
+                    lost++;
+                    entries.decrementAndGet();
+                    bytes.addAndGet(-segment.size(i));
+                    claimed.addAndGet(-segment.size(i));
+                }
+            }
+            if (lost > 0) {
+                LOG.error("spool segment {} is gone from {} (deleted while the relay ran): its {} waiting entries"
+                        + " cannot be read and are not delivered", SpoolFiles.segment(dir, segment.firstSeq)
+                        .getFileName(), dir, lost);
+            }
+            if (segment.finished()) {
+                segments.remove(segment.firstSeq);
+                segment.delete();
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -517,6 +560,9 @@ public final class Spool implements Closeable {
                 flushAcks();
                 lastAckFlush = System.nanoTime();
             }
+            if (writeProblem != null && !stopping && queue.isEmpty()) {
+                probeWrites();
+            }
             try {
                 PendingAppend first = stopping
                         ? queue.poll()
@@ -556,6 +602,7 @@ public final class Spool implements Closeable {
             nextSeq += batch.size();
             List<SegmentWriter.Written> written = writer.commit(first, requests);
             commits.incrementAndGet();
+            writable();
             lock.lock();
             try {
                 for (SegmentWriter.Written entry : written) {
@@ -578,6 +625,7 @@ public final class Spool implements Closeable {
                 batch.get(i).receipt().complete(new SpoolReceipt(entry.seq(), entry.size()));
             }
         } catch (IOException | RuntimeException e) {
+            writeProblem = oneLine(e);
             SpoolWriteException failure = new SpoolWriteException("spool write failed: " + e.getMessage(), e);
             // Logged once per batch at DEBUG: the ingest step says it to the operator, a line a second at most.
             LOG.debug("spool write of {} entries failed: {}", batch.size(), e.toString());
@@ -594,7 +642,8 @@ public final class Spool implements Closeable {
             writer = null;
             old.close();
         }
-        writer = SegmentWriter.create(dir, nextSeq);
+        // A roll that failed half-way (the file made, its directory not forced) left an empty file of this name.
+        writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq);
         lock.lock();
         try {
             SegmentIndex sealed = active;
@@ -608,6 +657,64 @@ public final class Spool implements Closeable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * While writes fail and nothing comes to try again, readiness would stay 503 for ever (and a load balancer sends
+     * nothing that could show otherwise): so the committer tries itself, once a {@link #WRITE_PROBE_INTERVAL} — a new
+     * segment if the current one is broken or gone, its reachability, and a probe file created, forced and deleted
+     * (a full disk refuses it as it refuses an entry).
+     */
+    private void probeWrites() {
+        long now = System.nanoTime();
+        if (now - lastWriteProbeNanos < WRITE_PROBE_INTERVAL.toNanos()) {
+            return;
+        }
+        lastWriteProbeNanos = now;
+        try {
+            if (writer == null || writer.broken()) {
+                roll();
+            }
+            writer.ensureReachable();
+            Path probe = dir.resolve(WRITE_PROBE_FILE);
+            try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                channel.write(java.nio.ByteBuffer.allocate(4096));
+                channel.force(false);
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+            writable();
+        } catch (IOException | RuntimeException e) {
+            writeProblem = oneLine(e);
+        }
+    }
+
+    private void writable() {
+        if (writeProblem != null) {
+            writeProblem = null;
+            LOG.info("spool at {} is writable again", dir);
+        }
+    }
+
+    /**
+     * Why writing to the spool fails now (the last commit failed and none succeeded since): a full disk, a read-only
+     * or vanished directory. Empty while writes succeed.
+     */
+    public Optional<String> writeProblem() {
+        if (writeProblem == null && !closed && !(Files.isDirectory(dir) && Files.isWritable(dir))) {
+            // Seen before any request tried: the committer now probes until it is writable again.
+            writeProblem = "spool directory " + dir + (Files.isDirectory(dir) ? " is not writable" : " is gone");
+        }
+        return Optional.ofNullable(writeProblem);
+    }
+
+    private static String oneLine(Throwable e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
+            message = fs.getFile() + ": " + fs.getReason();
+        }
+        return message.lines().findFirst().orElse(message);
     }
 
     private void flushAcks() {

@@ -115,6 +115,7 @@ public final class SpoolReader {
                     bytes += scan.entries().get(i).size();
                 }
             }
+            checkCredentials(dir, scan, done, torn, damaged);
             for (SegmentScan.Region region : scan.regions()) {
                 String line = describe(scan.segment(), scan, region);
                 if (region.torn()) {
@@ -127,6 +128,52 @@ public final class SpoolReader {
             }
         }
         return new Check(entries, bytes, segments, torn, damaged, countDeadLetters(dir), Quarantine.count(dir));
+    }
+
+    /** How many sequence numbers a line about entries lost with a credential names before "…". */
+    private static final int SEQS_SHOWN = 10;
+
+    /**
+     * The segment's credential file: its torn tail or damaged regions, and the waiting entries that refer to a
+     * credential it lacks — those can never be delivered with their sender's key (the relay keeps them in
+     * {@code corrupt/} when it reads them).
+     */
+    private static void checkCredentials(Path dir, SegmentScan scan, BitSet done, List<String> torn,
+                                         List<String> damaged) throws IOException {
+        SegmentScan.Credentials credentials = SegmentScan.scanCredentials(dir, scan.firstSeq());
+        Map<Integer, List<Long>> lost = new java.util.TreeMap<>();
+        try (FileChannel channel = FileChannel.open(scan.segment(), StandardOpenOption.READ)) {
+            for (int i = 0; i < scan.entries().size(); i++) {
+                if (done.get(i)) {
+                    continue;
+                }
+                SegmentWriter.Written entry = scan.entries().get(i);
+                int ref = RecordCodec.credentialRefAt(channel, entry.offset());
+                if (ref != 0 && !credentials.credentials().containsKey(ref)) {
+                    lost.computeIfAbsent(ref, unused -> new ArrayList<>()).add(entry.seq());
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return;
+        }
+        String file = SpoolFiles.credentials(dir, scan.firstSeq()).getFileName().toString();
+        for (SegmentScan.Region region : credentials.regions()) {
+            String line = file + ": " + region.reason() + "; " + region.length() + " bytes from offset "
+                    + region.offset();
+            if (region.torn() && lost.isEmpty()) {
+                torn.add(line + " are a torn tail (never acknowledged)");
+            } else {
+                damaged.add(line + " are damaged");
+            }
+        }
+        for (Map.Entry<Integer, List<Long>> missing : lost.entrySet()) {
+            List<Long> seqs = missing.getValue();
+            damaged.add(file + ": credential " + missing.getKey() + " is missing or damaged; " + seqs.size()
+                    + " waiting entr" + (seqs.size() == 1 ? "y refers" : "ies refer") + " to it and cannot be"
+                    + " delivered with it (seq " + seqs.stream().limit(SEQS_SHOWN).map(String::valueOf)
+                            .collect(java.util.stream.Collectors.joining(", "))
+                    + (seqs.size() > SEQS_SHOWN ? ", …" : "") + ")");
+        }
     }
 
     private static String describe(Path segment, SegmentScan scan, SegmentScan.Region region) {

@@ -36,6 +36,15 @@ class CommandLineErrorsTest {
                         + " is not an upstream URL: use http://HOST:PORT or https://HOST:PORT");
     }
 
+    @Test
+    void anUpstreamUrlWithAQueryIsOneLineThatDoesNotPrintIt() {
+        // Issue 12: a token in an upstream's query would reach metric labels, /relay/status and /readyz.
+        run(Map.of(), "relay", "--upstream", "https://collector.example/?token=url-S3CRET").assertUsageErrorLine(
+                "mcpd: invalid value for --upstream: \"https://collector.example/?token=***\" carries a query or"
+                        + " fragment: an upstream URL is scheme, host, port and path; give the relay's key with"
+                        + " --upstream-key");
+    }
+
     @TestFactory
     Stream<DynamicTest> everyBadValueIsOneLineAndExitStatusTwo() {
         return Stream.of(
@@ -44,6 +53,8 @@ class CommandLineErrorsTest {
                         List.of("relay", "--upstream", "ftp://mcpd.eu.internal"),
                         List.of("relay", "--upstream", "not a url"),
                         List.of("relay", "--upstream", "http://x:1", "--upstream", "//no-scheme"),
+                        List.of("relay", "--upstream", "http://x:1/?a=b"),
+                        List.of("relay", "--upstream", "http://x:1/#f"),
                         List.of("config", "--spool-max-bytes", "1.5GiB"),
                         List.of("config", "--spool-max-bytes", "10MB"),
                         List.of("config", "--max-body-bytes", "0"),

