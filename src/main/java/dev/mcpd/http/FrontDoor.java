@@ -21,7 +21,9 @@ import java.util.WeakHashMap;
  *       coding ({@code gzip, chunked}, {@code xchunked}…) is 501 (§6.1) — each with the connection closed, since the
  *       bytes after the head cannot be framed. A request with both {@code Content-Length} and
  *       {@code Transfer-Encoding} is served (the chunks frame it) and its connection is closed after the answer
- *       (§6.3).</li>
+ *       (§6.3). Netty's HTTP decoder drops the {@code Content-Length} of a chunked request before the server sees
+ *       the request, so the two cannot be told apart here: the connection of every chunked HTTP/1.1 request closes
+ *       after its answer (OpenTelemetry SDKs and agents send a {@code Content-Length}; a chunked sender reconnects).</li>
  *   <li>{@code Host}: two are 400; an HTTP/1.1 (or HTTP/2) request without a valid one is 400. HTTP/1.0 does not
  *       require one (load balancers' HTTP/1.0 health checks send none) and is served.</li>
  *   <li>The request target must be an absolute path or an http(s) URL: {@code *}, {@code v1/x}, {@code @host/x} are
@@ -107,8 +109,9 @@ public final class FrontDoor implements Handler<HttpServerRequest> {
             refuse(request, refusal);
             return;
         }
-        if (request.version() != HttpVersion.HTTP_2 && request.headers().contains("Transfer-Encoding")
-                && request.headers().contains("Content-Length")) {
+        if (request.version() != HttpVersion.HTTP_2 && request.headers().contains("Transfer-Encoding")) {
+            // Netty's decoder removes the Content-Length of a chunked request before anyone sees it, so a request
+            // that carried both cannot be told from one that did not: every chunked request's connection closes.
             closeAfterAnswer(request);
         }
         next.handle(request);

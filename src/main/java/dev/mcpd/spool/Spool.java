@@ -711,7 +711,11 @@ public final class Spool implements Closeable {
 
     private static String oneLine(Throwable e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
+        if (e instanceof NoSuchFileException missing) {
+            message = "no such file or directory: " + missing.getFile();
+        } else if (e instanceof java.nio.file.AccessDeniedException denied) {
+            message = "permission denied: " + denied.getFile();
+        } else if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
             message = fs.getFile() + ": " + fs.getReason();
         }
         return message.lines().findFirst().orElse(message);

@@ -157,6 +157,47 @@ class SpoolCheckCommandTest {
     }
 
     @Test
+    void aFlippedByteInACredentialFileIsDamageThatNamesTheEntriesItTakesTheKeyFrom() throws Exception {
+        // Issue 12: the check read only segments; a bad .cred made it say "ok" while the relay would then keep every
+        // entry that refers to the credential in corrupt/ at its next start.
+        try (Spool spool = Spool.open(relaySpool())) {
+            for (String target : List.of("/a", "/b", "/c")) {
+                SpoolRequest plain = request(target);
+                spool.append(new SpoolRequest(plain.method(), plain.target(), plain.contentType(),
+                        plain.contentEncoding(), plain.idempotencyKey(),
+                        Optional.of(new dev.mcpd.spool.Credential("Authorization", "Bearer sender")),
+                        plain.receivedAtMillis(), plain.body())).get(10, TimeUnit.SECONDS);
+            }
+            spool.append(request("/no-credential")).get(10, TimeUnit.SECONDS);
+        }
+        Path credentials;
+        try (Stream<Path> files = Files.list(relaySpool())) {
+            credentials = files.filter(f -> f.getFileName().toString().endsWith(".cred")).findFirst().orElseThrow();
+        }
+        try (FileChannel channel = FileChannel.open(credentials, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            long at = channel.size() - 3; // inside the credential's value
+            ByteBuffer one = ByteBuffer.allocate(1);
+            channel.read(one, at);
+            channel.write(ByteBuffer.wrap(new byte[] {(byte) (one.get(0) ^ 0x01)}), at);
+        }
+        Map<String, String> before = fingerprint();
+
+        McpdRun run = run(Map.of(), "relay", "spool", "check", "--spool-dir", spoolDir.toString());
+
+        List<String> damaged = run.outLines().stream().filter(l -> l.startsWith("damaged region  "))
+                .map(l -> l.substring(16)).toList();
+        dev.mcpd.testing.ReliabilityReport.assertHostile("k1", "one byte flipped in a segment's .cred file,"
+                        + " then mcpd relay spool check",
+                "exit 1; the damaged credential named, with the waiting entries that refer to it",
+                "exit " + run.status() + "; " + String.join(" / ", damaged),
+                run.status() == 1 && damaged.size() == 2 && damaged.get(0).startsWith(credentials.getFileName()
+                        + ": ") && damaged.get(1).contains("3 waiting entries refer to it")
+                        && damaged.get(1).contains("seq 1, 2, 3"));
+        assertEquals("4 waiting", fact(run, "entries"));
+        assertEquals(before, fingerprint(), "every file byte-identical");
+    }
+
+    @Test
     void aTornTailIsReportedButIsNotDamage() throws Exception {
         threeWaitingOneDeliveredOneDead();
         Path segment = onlySegmentWithEntries();

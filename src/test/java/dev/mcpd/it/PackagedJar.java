@@ -111,16 +111,28 @@ public final class PackagedJar implements AutoCloseable {
      * of its log when it exits first or does not answer within {@link #START_DEADLINE}.
      */
     public static PackagedJar start(Path dir, int port, Map<String, String> environment, String... args) {
+        return start(dir, port, environment, List.of(), args);
+    }
+
+    /** As {@link #start(Path, int, Map, String...)}, with JVM options ({@code -Xmx256m}) before {@code -jar}. */
+    public static PackagedJar start(Path dir, int port, Map<String, String> environment, List<String> jvmOptions,
+                                    String... args) {
+        PackagedJar started = launch(dir, port, environment, jvmOptions, args);
+        started.awaitHealthy();
+        return started;
+    }
+
+    /** Starts {@code java [jvmOptions] -jar mcpd.jar args} and returns at once, without waiting for it to serve. */
+    public static PackagedJar launch(Path dir, int port, Map<String, String> environment, List<String> jvmOptions,
+                                     String... args) {
         Path log = dir.resolve("mcpd-" + FILES.incrementAndGet() + ".log");
-        ProcessBuilder builder = new ProcessBuilder(javaJar(args))
+        ProcessBuilder builder = new ProcessBuilder(javaJar(jvmOptions, args))
                 .directory(dir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(devNull()));
         prepareEnvironment(builder, environment);
-        PackagedJar started = new PackagedJar(launch(builder), log, port);
-        started.awaitHealthy();
-        return started;
+        return new PackagedJar(launch(builder), log, port);
     }
 
     private void awaitHealthy() {
@@ -207,7 +219,17 @@ public final class PackagedJar implements AutoCloseable {
 
     /** Sends SIGTERM and waits for the process to exit; returns its exit status. */
     public int terminate() {
+        signalTerminate();
+        return awaitExit();
+    }
+
+    /** Sends SIGTERM and returns at once. */
+    public void signalTerminate() {
         process.destroy();
+    }
+
+    /** Waits (at most {@link #EXIT_DEADLINE}) for the process to exit; returns its exit status. */
+    public int awaitExit() {
         int status = awaitExit(process, EXIT_DEADLINE);
         RUNNING.remove(process);
         return status;
@@ -271,8 +293,13 @@ public final class PackagedJar implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------- helpers
 
     private static List<String> javaJar(String... args) {
+        return javaJar(List.of(), args);
+    }
+
+    private static List<String> javaJar(List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>();
         command.add(java().toString());
+        command.addAll(jvmOptions);
         command.add("-jar");
         command.add(jar().toString());
         command.addAll(Arrays.asList(args));

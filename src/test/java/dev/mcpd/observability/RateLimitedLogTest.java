@@ -63,6 +63,16 @@ class RateLimitedLogTest {
     }
 
     @Test
+    void tenThousandDistinctKindsKeepABoundedNumberOfWindows() {
+        // Issue 12: should a kind ever carry sender text, the map of windows still cannot grow with it.
+        for (int i = 0; i < 10_000; i++) {
+            log.warn("kind-" + i, "line " + i);
+        }
+        assertTrue(log.windows() <= RateLimitedLog.MAX_KINDS + 1, log.windows() + " windows");
+        assertEquals(RateLimitedLog.MAX_KINDS + 1, messages().size(), "one line per kind kept, one for the rest");
+    }
+
+    @Test
     void theFirstLineOfAKindIsLoggedAtOnceAtWarn() {
         log.warn("503 full", "refused status=503 reason=\"full\"");
         assertEquals(List.of("refused status=503 reason=\"full\""), messages());

@@ -104,6 +104,38 @@ class IdempotencyAndCredentialsTest {
     }
 
     @Test
+    void withAnIngestKeyOnlyTheCredentialThatWasVerifiedIsKeptAndPassedOn() throws Exception {
+        // Issue 12: a wrong Authorization beside a right x-mcpd-key is accepted, and the unverified one is dropped.
+        try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_INGEST_KEY", "the-ingest-key"))) {
+            byte[] both = "right x-mcpd-key, wrong bearer".getBytes(StandardCharsets.UTF_8);
+            byte[] bearer = "right bearer, wrong x-mcpd-key".getBytes(StandardCharsets.UTF_8);
+            assertEquals(202, post(relay, "/v1/ingest", both, "Authorization", "Bearer not-the-key",
+                    "x-mcpd-key", "the-ingest-key").statusCode());
+            assertEquals(202, post(relay, "/v1/ingest", bearer, "Authorization", "Bearer the-ingest-key",
+                    "x-mcpd-key", "not-the-key").statusCode());
+            var kept = entryWithBody(relay, both).request().credential().orElseThrow();
+            dev.mcpd.testing.ReliabilityReport.assertHostile("c1", "Authorization: Bearer WRONG and x-mcpd-key: KEY"
+                            + " to a relay with --ingest-key KEY",
+                    "202; only the verified x-mcpd-key is kept and passed on",
+                    "202; kept " + kept.header() + (kept.value().equals("the-ingest-key") ? " (the verified key)"
+                            : " (NOT the verified key)"),
+                    kept.header().equals("x-mcpd-key") && kept.value().equals("the-ingest-key"));
+            assertEquals(new dev.mcpd.spool.Credential("Authorization", "Bearer the-ingest-key"),
+                    entryWithBody(relay, bearer).request().credential().orElseThrow());
+        }
+    }
+
+    @Test
+    void withoutAnIngestKeyAuthorizationIsPassedOnBeforeXMcpdKey() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            byte[] body = "both, unverified".getBytes(StandardCharsets.UTF_8);
+            post(relay, "/v1/ingest", body, "Authorization", "Bearer a", "x-mcpd-key", "b");
+            assertEquals(new dev.mcpd.spool.Credential("Authorization", "Bearer a"),
+                    entryWithBody(relay, body).request().credential().orElseThrow());
+        }
+    }
+
+    @Test
     void withAnUpstreamKeyNoSenderCredentialIsStored() throws Exception {
         try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAM_KEY", "relay-own-key"))) {
             byte[] body = "sender key not needed upstream".getBytes(StandardCharsets.UTF_8);

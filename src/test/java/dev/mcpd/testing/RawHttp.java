@@ -45,6 +45,22 @@ public final class RawHttp implements AutoCloseable {
         return received.toString(StandardCharsets.ISO_8859_1);
     }
 
+    /** Reads up to the end of one head ({@code \r\n\r\n}), e.g. a {@code 100 Continue}; less on EOF or timeout. */
+    public String readHead() throws IOException {
+        ByteArrayOutputStream received = new ByteArrayOutputStream();
+        try {
+            for (int b = in.read(); b >= 0; b = in.read()) {
+                received.write(b);
+                if (received.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+                    break;
+                }
+            }
+        } catch (SocketTimeoutException e) {
+            // what came so far
+        }
+        return received.toString(StandardCharsets.ISO_8859_1);
+    }
+
     private static boolean complete(String response) {
         int headEnd = response.indexOf("\r\n\r\n");
         if (headEnd < 0) {
