@@ -269,8 +269,42 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""]
+    md += [""] + large_bodies(res)
     return "\n".join(md)
+
+
+def large_bodies(res):
+    rows = res.kind("large-bodies")
+    if not rows:
+        return []
+    first = rows[0]
+    in_flight = first["count"] * first["size"] / 2 ** 20
+    md = ["## Large bodies in flight", "",
+          f"{first['count']} uploads of {first['size'] // 2 ** 20} MiB (the default `--max-body-bytes`) at once, each "
+          "on its own connection with a `Content-Length` and no `Expect` (as SDKs send), into `bin/mcpd relay` with "
+          "its upstream down (`bench/large_bodies.py`; run " + first["date"] + ", `bench/run.sh --only large-bodies` "
+          "measures this phase alone). Request bodies may hold a quarter of the heap at once (at least one "
+          "`--max-body-bytes` body); what does not fit is answered 503 + `Retry-After: 5` before its body is read. "
+          f"All the bodies together are {num(in_flight)} MiB.", "",
+          "| heap | answers | seconds | RSS before MiB | peak RSS MiB | peak RSS / bodies in flight | OutOfMemoryError |",
+          "|---|---|---|---|---|---|---|"]
+    for label, heap in (("default", "as shipped (max heap: a quarter of the machine's memory)"),
+                        ("xmx384m", "`-Xmx384m`"), ("xmx256m", "`-Xmx256m`")):
+        runs = [r for r in rows if r["label"] == label]
+        if not runs:
+            continue
+        answers = {}
+        for r in runs:
+            for what, n in r["answers"].items():
+                answers.setdefault(what, []).append(n)
+        described = ", ".join(f"{spread(ns)} × {what.replace('+', ' + ').replace(':', ': ')}"
+                              for what, ns in sorted(answers.items()))
+        ooms = len(res.kind("large-bodies-oom", label=label))
+        md.append(f"| {heap} | {described} | {spread((r['seconds'] for r in runs), '{:.1f}')} | "
+                  f"{spread(r['rss_before_mib'] for r in runs)} | {spread(r['peak_rss_mib'] for r in runs)} | "
+                  f"{ratio(median(r['peak_rss_mib'] for r in runs), in_flight)} | "
+                  f"{'in ' + str(ooms) + ' of ' + str(len(runs)) + ' runs' if ooms else 'none'} |")
+    return md + [""]
 
 
 def main():

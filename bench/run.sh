@@ -5,23 +5,30 @@
 #   C  the spool's file system: file+fsync+rename+dir fsync, append+fdatasync per 1/8/64 records
 # then the relay (bin/mcpd, as shipped) at 1 KiB and 16 KiB, latency against offered load, 60 s sustained with
 # delivery, backlogs of 0 / 100 000 / 1 000 000 waiting entries (restart time, accept rate, drain), and the collector
-# on SQLite and PostgreSQL. Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
+# on SQLite and PostgreSQL, and large bodies in flight (40 concurrent 16 MiB uploads: answers and peak RSS at three
+# heap sizes). Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick]
-#   (full)   about 25 minutes; writes BENCHMARKS.md and bench/report/*.png
+# Usage: bench/run.sh [--quick | --only large-bodies]
+#   (full)   about 30 minutes; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
+#   --only large-bodies
+#            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
+#            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-quick=0
+quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
+  --only) [ "${2:-}" = large-bodies ] || { echo "usage: bench/run.sh --only large-bodies" >&2; exit 2; }
+          only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
+  *) echo "usage: bench/run.sh [--quick | --only large-bodies]" >&2; exit 2 ;;
 esac
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
 
 if ((quick)); then
   reps=1 seconds=3 warmup=1 relay_warmup=5 sustained=10 backlogs="0 10000" backlog_reps=1 latency_reps=1
@@ -148,6 +155,7 @@ warm() { # warm URL SIZE [SECONDS] — the JVM needs 15–20 s of load before it
   BODY_BYTES=$2 wrk -t2 -c"$connections" -d"${3:-$warmup}s" -s "$here/post.lua" "$1" >/dev/null
 }
 
+if want all; then
 # --- ceiling C: the disk ----------------------------------------------------------------------------------------
 say "ceiling C: the disk ($disk_seconds s per pattern, $reps repetitions)"
 for _ in $(seq 1 "$reps"); do
@@ -274,9 +282,49 @@ if ((!quick)); then
   pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
   collector postgres "$MCPD_TEST_POSTGRES_URL"
 fi
+fi # want all
+
+# --- large bodies in flight: COUNT concurrent uploads of 16 MiB (the default --max-body-bytes), upstream down ------
+# The relay as shipped (bin/mcpd; its default heap is a quarter of the machine's memory) and with -Xmx384m and
+# -Xmx256m, as a container with a memory limit runs it. Each upload has its own connection, a Content-Length and no
+# Expect, as SDKs send. Reported: the answers (2xx, 503 + Retry-After, none), the resident size just before and the
+# peak during the uploads (VmHWM), against the bytes of all the bodies together.
+large_bodies() { # large_bodies LABEL JAVA-OPTS COUNT
+  local before line
+  rm -rf "$work/large"
+  MCPD_BENCH_JAVA_OPTS="$2" start_relay "$work/large" "$down_port"
+  before=$(rss_mib "$relay_pid")
+  line=$(python3 "$here/large_bodies.py" "$relay_port" "$3" $((16 * 1024 * 1024)))
+  record "{\"kind\":\"large-bodies\",\"label\":\"$1\",\"java_opts\":\"$2\",\"date\":\"$(date -u +%Y-%m-%dT%H:%MZ)\",\"rss_before_mib\":$before,\"peak_rss_mib\":$(peak_rss_mib "$relay_pid"),${line#\{}"
+  grep -q OutOfMemoryError "$work/relay.log" && record "{\"kind\":\"large-bodies-oom\",\"label\":\"$1\"}"
+  stop_relay
+}
+if want large-bodies; then
+  count=40
+  ((quick)) && count=8
+  say "large bodies: $count concurrent 16 MiB uploads, three heaps"
+  for rep in $(seq 1 "$reps"); do
+    large_bodies default "" "$count"
+    large_bodies xmx384m "-Xmx384m" "$count"
+    large_bodies xmx256m "-Xmx256m" "$count"
+  done
+fi
 
 # --- the report -------------------------------------------------------------------------------------------------
 mkdir -p "$plots_dir"
+if [ -n "$only" ]; then # this phase's rows in place of the earlier ones; every other row as it was measured
+  python3 - "$plots_dir/results.jsonl" "$results" "$only" <<'PY' >"$work/merged.jsonl"
+import json, sys
+kept, new, phase = sys.argv[1], sys.argv[2], sys.argv[3]
+for line in open(kept):
+    if line.strip() and not json.loads(line)["kind"].startswith(phase):
+        print(line.rstrip())
+for line in open(new):
+    if line.strip() and json.loads(line)["kind"].startswith(phase):
+        print(line.rstrip())
+PY
+  cp "$work/merged.jsonl" "$results"
+fi
 cp "$results" "$plots_dir/results.jsonl"
 python3 "$here/report.py" "$plots_dir/results.jsonl" "$report_dir/BENCHMARKS.md" "$plots_dir"
 say "report: $report_dir/BENCHMARKS.md"
