@@ -46,8 +46,11 @@ public final class FrontDoor implements Handler<HttpServerRequest> {
     private static final Set<HttpConnection> CLOSING = Collections.synchronizedSet(
             Collections.newSetFromMap(new WeakHashMap<>()));
 
-    /** How long a refused request's body is drained before its connection closes regardless. */
-    static final long LINGER_MILLIS = 5_000;
+    /** A refused request's body is drained until no byte of it came for this long... */
+    static final long LINGER_IDLE_MILLIS = 1_000;
+    /** ...and at most this long in all. */
+    static final long LINGER_MAX_MILLIS = 5_000;
+    private static final long LINGER_CHECK_MILLIS = 250;
 
     private final Handler<HttpServerRequest> next;
     private final RefusalLog log;
@@ -78,24 +81,31 @@ public final class FrontDoor implements Handler<HttpServerRequest> {
     }
 
     /**
-     * Closes once the rest of the request's body has been read (and dropped), or after {@link #LINGER_MILLIS}. A
-     * sender still sending its body when the connection closes under it gets a reset, and most clients then report
-     * the reset rather than the answer (a 503 they would have retried, a 413 they should have seen); so, like
-     * nginx's lingering close, the body is drained a moment first. Dropped bytes cost no memory.
+     * Closes once the rest of the request's body has been read (and dropped), once no byte of it came for
+     * {@link #LINGER_IDLE_MILLIS}, or after {@link #LINGER_MAX_MILLIS} at most. A sender still sending its body when
+     * the connection closes under it gets a reset, and most clients then report the reset rather than the answer (a
+     * 503 they would have retried, a 413 they should have seen); so, like nginx's lingering close, the body is drained
+     * a moment first. Dropped bytes cost no memory.
      */
     private static void lingerThenClose(HttpServerRequest request, HttpConnection connection) {
-        if (request.isEnded()) {
+        var context = io.vertx.core.Vertx.currentContext();
+        if (request.isEnded() || context == null) {
             connection.close();
             return;
         }
+        long started = System.nanoTime();
+        long[] lastByte = {started};
+        request.handler(dropped -> lastByte[0] = System.nanoTime());
         request.endHandler(ended -> connection.close());
         request.exceptionHandler(failed -> connection.close());
-        var context = io.vertx.core.Vertx.currentContext();
-        if (context != null) {
-            context.owner().setTimer(LINGER_MILLIS, timeUp -> connection.close());
-        } else {
-            connection.close();
-        }
+        request.resume();
+        context.owner().setPeriodic(LINGER_CHECK_MILLIS, timer -> {
+            long now = System.nanoTime();
+            if (now - lastByte[0] >= LINGER_IDLE_MILLIS * 1_000_000 || now - started >= LINGER_MAX_MILLIS * 1_000_000) {
+                context.owner().cancelTimer(timer);
+                connection.close();
+            }
+        });
     }
 
     @Override
