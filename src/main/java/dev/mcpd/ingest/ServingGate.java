@@ -111,7 +111,7 @@ public final class ServingGate extends EventNotifierSupport {
             String allow = getPath ? "GET" : "POST";
             ctx.response().setStatusCode(405).putHeader("Allow", allow)
                     .putHeader("Content-Type", "text/plain; charset=utf-8")
-                    .end(ctx.request().method() + " is not allowed here: use " + allow + "\n");
+                    .end("this method is not allowed here: use " + allow + "\n"); // the method is not echoed
         });
         installed = true;
     }

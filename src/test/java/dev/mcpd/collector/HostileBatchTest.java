@@ -8,8 +8,7 @@ import static dev.mcpd.collector.CollectorHttp.stats;
 import static dev.mcpd.testing.ReliabilityReport.assertHostile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
+import dev.mcpd.testing.GzipBomb;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,7 +18,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -81,23 +79,9 @@ class HostileBatchTest {
         assertStillTakesBatches();
     }
 
-    /** A gzip body of a few tens of KiB that inflates to {@code inflated} bytes of {@code {},{},…}. */
-    private static byte[] gzipBomb(long inflated) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (GZIPOutputStream out = new GZIPOutputStream(bytes)) {
-            out.write("{\"events\":[".getBytes(StandardCharsets.UTF_8));
-            byte[] block = repeat("{},", 1 << 16).getBytes(StandardCharsets.UTF_8);
-            for (long written = 0; written < inflated; written += block.length) {
-                out.write(block);
-            }
-            out.write("{}]}".getBytes(StandardCharsets.UTF_8));
-        }
-        return bytes.toByteArray();
-    }
-
     @Test
     void concurrentGzipBombsAreRefused413AsSoonAsTheyInflatePastTheLimit() throws Exception {
-        byte[] bomb = gzipBomb(64L << 20);
+        byte[] bomb = GzipBomb.ofEmptyObjects(64L << 20);
         var before = stats(collector);
         ExecutorService senders = Executors.newFixedThreadPool(4);
         List<Future<HttpResponse<String>>> answers = new ArrayList<>();
@@ -123,10 +107,10 @@ class HostileBatchTest {
     @Test
     void aBatchOfAMillionEmptyObjectsIsCountedWithoutAnObjectTreeOfThem() throws Exception {
         // 3 MiB of "{}," inflates within the limit: it is counted by streaming, a counter, not a tree of a million.
-        byte[] body = gzipBomb(3L << 20);
+        byte[] body = GzipBomb.ofEmptyObjects(3L << 20);
         HttpResponse<String> answer = postNative(body, "gzip");
         assertEquals(200, answer.statusCode(), answer.body());
-        // 16 blocks of 65 536 "{}," (3 MiB), then a last "{}".
-        assertEquals(16 * 65_536 + 1, CollectorHttp.counts(answer.body()).accepted());
+        // 16 blocks of "{}," (3 MiB), then a last "{}".
+        assertEquals(16 * GzipBomb.OBJECTS_PER_BLOCK + 1, CollectorHttp.counts(answer.body()).accepted());
     }
 }

@@ -4,7 +4,7 @@ import static dev.mcpd.testing.ReliabilityReport.assertHostile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.mcpd.relay.TestUpstream;
-import java.io.ByteArrayOutputStream;
+import dev.mcpd.testing.GzipBomb;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,7 +22,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -95,25 +94,12 @@ class HostileInputIT {
         }
     }
 
-    private static byte[] gzipOfEmptyObjects(long inflated) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (GZIPOutputStream out = new GZIPOutputStream(bytes)) {
-            out.write("{\"events\":[".getBytes(StandardCharsets.UTF_8));
-            byte[] block = "{},".repeat(1 << 16).getBytes(StandardCharsets.UTF_8);
-            for (long written = 0; written < inflated; written += block.length) {
-                out.write(block);
-            }
-            out.write("{}]}".getBytes(StandardCharsets.UTF_8));
-        }
-        return bytes.toByteArray();
-    }
-
     @Test
     void concurrentGzipBombsIntoACollectorWithASmallHeapAreRefused413() throws Exception {
         int port = PackagedJar.freePort();
         try (PackagedJar collector = PackagedJar.start(dir, port, Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
                 "MCPD_DATA", dir.resolve("mcpd.db").toString()), List.of("-Xmx128m"), "serve")) {
-            byte[] bomb = gzipOfEmptyObjects(64L << 20);
+            byte[] bomb = GzipBomb.ofEmptyObjects(64L << 20);
             ExecutorService senders = Executors.newFixedThreadPool(8);
             List<Future<String>> answers = new ArrayList<>();
             for (int i = 0; i < 8; i++) {

@@ -138,7 +138,8 @@ class HostileRequestsTest {
             String answer = answerTo(method + " /v1/ingest HTTP/1.1\r\nHost: relay\r\nContent-Length: 5\r\n\r\nhello");
             assertTrue(answer.startsWith("HTTP/1.1 405 "), method + " → " + answer);
             assertTrue(answer.contains("Allow: POST"), answer);
-            assertTrue(answer.contains(method + " is not allowed here: use POST"), answer);
+            assertTrue(answer.contains("this method is not allowed here: use POST") && !answer.contains(method + " is"),
+                    answer);
         }
         String answer = answerTo("G@T /v1/ingest HTTP/1.1\r\nHost: relay\r\n\r\n");
         assertTrue(answer.startsWith("HTTP/1.0 400 "), "not a method token → 400: " + answer);

@@ -87,7 +87,7 @@ class IngestAnswersTest {
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(405, answer.statusCode());
         assertEquals("POST", answer.headers().firstValue("allow").orElseThrow());
-        assertEquals("GET is not allowed here: use POST\n", answer.body());
+        assertEquals("this method is not allowed here: use POST\n", answer.body());
     }
 
     @Test
