@@ -1,7 +1,9 @@
 package dev.mcpd.jbang;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.ingest.ServingGate;
+import dev.mcpd.http.RolePaths;
+import dev.mcpd.http.ServingGate;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.camel.CamelContext;
 
 /** What both roles' JBang configurations share: the listen-address check and the serving gate. */
@@ -22,7 +24,7 @@ final class JBangListen {
     }
 
     /** The product's serving gate (405 with Allow; 503 + Retry-After while starting or stopping). */
-    static void servingGate(CamelContext context, int port) {
-        ServingGate.on(context, port);
+    static void servingGate(CamelContext context, int port, RolePaths paths) {
+        ServingGate.on(context, port, paths, new AtomicBoolean());
     }
 }

@@ -1,7 +1,7 @@
 package dev.mcpd.jbang;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.ingest.IngestServer;
+import dev.mcpd.http.RoleHost;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.relay.RelayBeans;
 import org.apache.camel.CamelConfiguration;
@@ -10,7 +10,7 @@ import org.apache.camel.support.service.ServiceSupport;
 
 /**
  * The relay under Camel JBang ({@code camel run}): the same beans as {@code mcpd relay}, wired by the same code
- * ({@link IngestServer#bindShared}, {@link RelayBeans}), configured from the {@code MCPD_*} environment variables.
+ * ({@link RoleHost#bindShared}, {@link RelayBeans}), configured from the {@code MCPD_*} environment variables.
  *
  * <p>JBang compiles this file when it is given to {@code camel run}, against the mcpd classes given with it
  * ({@code target/original-mcpd.jar}). The listen address is not set here: the HTTP server is configured before route
@@ -33,9 +33,9 @@ public class McpdRelayConfiguration implements CamelConfiguration {
                 beans.close();
             }
         });
-        IngestServer.bindShared(config, camel.getRegistry()::bind);
+        RoleHost.bindShared(config, RelayBeans.PATHS, camel.getRegistry()::bind);
         beans.bindTo(camel.getRegistry()::bind);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
-        JBangListen.servingGate(camel, config.listen().port());
+        JBangListen.servingGate(camel, config.listen().port(), RelayBeans.PATHS);
     }
 }

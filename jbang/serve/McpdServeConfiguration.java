@@ -2,14 +2,14 @@ package dev.mcpd.jbang;
 
 import dev.mcpd.collector.CollectorBeans;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.ingest.IngestServer;
+import dev.mcpd.http.RoleHost;
 import org.apache.camel.CamelConfiguration;
 import org.apache.camel.CamelContext;
 import org.apache.camel.support.service.ServiceSupport;
 
 /**
  * The collector under Camel JBang ({@code camel run}): the same beans as {@code mcpd serve}, wired by the same code
- * ({@link IngestServer#bindShared}, {@link CollectorBeans}), configured from the {@code MCPD_*} environment variables.
+ * ({@link RoleHost#bindShared}, {@link CollectorBeans}), configured from the {@code MCPD_*} environment variables.
  */
 public class McpdServeConfiguration implements CamelConfiguration {
 
@@ -24,8 +24,8 @@ public class McpdServeConfiguration implements CamelConfiguration {
                 beans.close();
             }
         });
-        IngestServer.bindShared(config, camel.getRegistry()::bind);
+        RoleHost.bindShared(config, CollectorBeans.PATHS, camel.getRegistry()::bind);
         beans.bindTo(camel.getRegistry()::bind);
-        JBangListen.servingGate(camel, config.listen().port());
+        JBangListen.servingGate(camel, config.listen().port(), CollectorBeans.PATHS);
     }
 }

@@ -8,6 +8,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -88,7 +89,7 @@ final class SpoolCommand implements Callable<Integer> {
         }
 
         private static void line(PrintWriter out, String fact, String value) {
-            out.println(String.format("%-16s%s", fact, value));
+            out.println(String.format(Locale.ROOT, "%-16s%s", fact, value));
         }
 
         private static CommonOptions optionsOf(CommandSpec command) {

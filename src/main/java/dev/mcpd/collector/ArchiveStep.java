@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.ingest.IngestRefusal;
-import dev.mcpd.observability.RateLimitedLog;
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.RateLimitedLog;
 import java.time.Duration;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
@@ -15,7 +15,6 @@ public final class ArchiveStep implements Processor {
 
     /** Exchange property holding the {@link Archived} counts. */
     public static final String ARCHIVED = "mcpd.archived";
-    static final int RETRY_AFTER_SECONDS = 5;
 
     private static final RateLimitedLog LOG =
             new RateLimitedLog(LoggerFactory.getLogger(ArchiveStep.class), Duration.ofSeconds(1));
@@ -37,7 +36,7 @@ public final class ArchiveStep implements Processor {
             archived = store.archive(batch);
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, ingest answered 503: " + e.getMessage());
-            throw IngestRefusal.unavailable("the collector's store is not answering; retry later", RETRY_AFTER_SECONDS);
+            throw IngestRefusal.unavailable("the collector's store is not answering; retry later");
         } finally {
             metrics.storeLatency(Duration.ofNanos(System.nanoTime() - started));
         }

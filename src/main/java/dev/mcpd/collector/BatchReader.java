@@ -7,11 +7,11 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
-import dev.mcpd.ingest.IdempotencyKey;
-import dev.mcpd.ingest.IngestPaths;
-import dev.mcpd.ingest.IngestRefusal;
-import dev.mcpd.ingest.IngestTargetCheck;
-import dev.mcpd.ingest.VertxExchange;
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.Otlp;
+import dev.mcpd.http.SenderIdempotencyKey;
+import dev.mcpd.http.VertxExchange;
 import io.vertx.core.http.HttpServerRequest;
 import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
@@ -69,17 +69,16 @@ public final class BatchReader implements Processor {
         byte[] body = exchange.getIn().getBody(byte[].class);
         String contentType = orEmpty(request.getHeader("Content-Type"));
         String contentEncoding = orEmpty(request.getHeader("Content-Encoding"));
-        Optional<String> headerKey = Optional.ofNullable(request.getHeader(IdempotencyKey.HEADER)).map(key -> {
-            if (!IdempotencyKey.isValidSenderKey(key)) {
-                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY,
-                        "Idempotency-Key must be 1 to 255 visible ASCII characters");
+        Optional<String> headerKey = Optional.ofNullable(request.getHeader(SenderIdempotencyKey.HEADER)).map(key -> {
+            if (!SenderIdempotencyKey.isValid(key)) {
+                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY, SenderIdempotencyKey.RULE);
             }
             return key;
         });
         long received = exchange.getClock().getCreated();
         String target = IngestTargetCheck.of(exchange).text();
         Batch batch;
-        if (IngestPaths.isOtlp(IngestTargetCheck.of(exchange).path())) {
+        if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
             batch = new Batch(headerKey, target, contentType, contentEncoding, received, 1, 0, body);
         } else {
             Counted counted = count(body, contentEncoding);
@@ -148,7 +147,7 @@ public final class BatchReader implements Processor {
         if (value == JsonToken.VALUE_NULL) {
             return Optional.empty();
         }
-        if (value != JsonToken.VALUE_STRING || !IdempotencyKey.isValidSenderKey(parser.getText())) {
+        if (value != JsonToken.VALUE_STRING || !SenderIdempotencyKey.isValid(parser.getText())) {
             throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY,
                     "idempotency_key must be a string of 1 to 255 visible ASCII characters");
         }

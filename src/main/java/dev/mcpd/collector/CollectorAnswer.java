@@ -1,10 +1,9 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.ingest.AnswerBody;
-import dev.mcpd.ingest.IngestAnswer;
-import dev.mcpd.ingest.IngestPaths;
-import dev.mcpd.ingest.IngestTargetCheck;
-import dev.mcpd.ingest.VertxExchange;
+import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.Otlp;
+import dev.mcpd.http.VertxExchange;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -21,8 +20,8 @@ public final class CollectorAnswer implements Processor {
         Archived archived = exchange.getProperty(ArchiveStep.ARCHIVED, Archived.class);
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");
-        if (IngestPaths.isOtlp(IngestTargetCheck.of(exchange).path())) {
-            IngestAnswer.otlpPartialSuccess(answer, request.getHeader("Content-Type"));
+        if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
+            Otlp.partialSuccess(answer, request.getHeader("Content-Type"));
             return;
         }
         answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);

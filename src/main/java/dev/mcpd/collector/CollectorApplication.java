@@ -1,14 +1,14 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.ingest.IngestServer;
+import dev.mcpd.http.RoleHost;
 import org.apache.camel.main.Main;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Assembles the collector ({@code mcpd serve}): opens the store named by {@code --data}, binds the beans the routes
- * under {@code routes/serve/} refer to, and runs them on the shared {@link IngestServer} — same listener, probes,
+ * under {@code routes/serve/} refer to, and runs them on the shared {@link RoleHost} — same listener, probes,
  * key check, body limit and timeout as the relay.
  */
 public final class CollectorApplication implements AutoCloseable {
@@ -28,11 +28,11 @@ public final class CollectorApplication implements AutoCloseable {
         CollectorApplication collector;
         try {
             collector = start(config);
-        } catch (IngestServer.StartFailure e) {
+        } catch (RoleHost.StartFailure e) {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
         }
-        return IngestServer.runUntilStopped(collector.main, "collector");
+        return RoleHost.runUntilStopped(collector.main, "collector");
     }
 
     /** Starts the collector and returns once it serves. */
@@ -41,9 +41,9 @@ public final class CollectorApplication implements AutoCloseable {
         try {
             beans = CollectorBeans.open(config);
         } catch (StoreUnavailable e) {
-            throw new IngestServer.StartFailure(e.getMessage(), e);
+            throw new RoleHost.StartFailure(e.getMessage(), e);
         }
-        IngestServer server = IngestServer.forRole("serve", config).closeWith(beans);
+        RoleHost server = RoleHost.forRole("serve", CollectorBeans.PATHS, config).closeWith(beans);
         beans.bindTo(server::bind);
         Main main = server.start();
         LOG.info("collector listening on {}, archiving in {}", config.listen(), beans.store().location().describe());

@@ -1,11 +1,14 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.observability.MetricsScrape;
-import dev.mcpd.observability.ProbeAnswer;
+import dev.mcpd.http.MetricsScrape;
+import dev.mcpd.http.ProbeAnswer;
+import dev.mcpd.http.RolePaths;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
+import java.util.List;
+import java.util.Set;
 import java.util.function.BiConsumer;
 
 /**
@@ -14,6 +17,9 @@ import java.util.function.BiConsumer;
  * store.
  */
 public final class CollectorBeans implements AutoCloseable {
+
+    /** The collector's own path, beside the probes: {@code GET /v1/stats}. */
+    public static final RolePaths PATHS = new RolePaths(Set.of("/v1/stats"), List.of());
 
     private final McpdConfig config;
     private final JdbcStore store;
@@ -30,7 +36,7 @@ public final class CollectorBeans implements AutoCloseable {
         return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data())));
     }
 
-    /** Binds the collector's beans (beside the shared ones of {@code IngestServer.bindShared}). */
+    /** Binds the collector's beans (beside the shared ones of {@code RoleHost.bindShared}). */
     public void bindTo(BiConsumer<String, Object> bind) {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
         bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), InstantSource.system()));

@@ -1,6 +1,6 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.observability.ProbeAnswer;
+import dev.mcpd.http.ProbeAnswer;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Supplier;

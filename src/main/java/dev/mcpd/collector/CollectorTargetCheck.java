@@ -1,8 +1,8 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.ingest.IngestPaths;
-import dev.mcpd.ingest.IngestRefusal;
-import dev.mcpd.ingest.IngestTargetCheck;
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.Otlp;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -12,7 +12,7 @@ public final class CollectorTargetCheck implements Processor {
     @Override
     public void process(Exchange exchange) {
         String path = IngestTargetCheck.of(exchange).path();
-        if (!path.equals("/v1/ingest") && !IngestPaths.isOtlp(path)) {
+        if (!path.equals("/v1/ingest") && !Otlp.isExportPath(path)) {
             throw IngestRefusal.notFound("not an ingest path: the collector takes /v1/ingest and OTLP /v1/traces,"
                     + " /v1/logs, /v1/metrics");
         }

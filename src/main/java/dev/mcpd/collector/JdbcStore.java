@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -120,7 +121,7 @@ public final class JdbcStore implements AutoCloseable {
     }
 
     private String script(String name) {
-        String path = "/db/" + location.dialect().name().toLowerCase() + "/" + name;
+        String path = "/db/" + location.dialect().name().toLowerCase(Locale.ROOT) + "/" + name;
         try (InputStream in = JdbcStore.class.getResourceAsStream(path)) {
             if (in == null) {
                 throw new IllegalStateException("migration " + path + " is missing from the jar");

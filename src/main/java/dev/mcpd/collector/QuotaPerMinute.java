@@ -1,6 +1,6 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.ingest.IngestRefusal;
+import dev.mcpd.http.IngestRefusal;
 import java.time.Instant;
 import java.time.InstantSource;
 import org.apache.camel.Exchange;

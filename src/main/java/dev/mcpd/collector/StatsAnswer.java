@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.ingest.AnswerBody;
-import dev.mcpd.ingest.IngestRefusal;
+import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.IngestRefusal;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -21,8 +21,7 @@ public final class StatsAnswer implements Processor {
         try {
             stats = store.stats();
         } catch (StoreUnavailable e) {
-            throw IngestRefusal.unavailable("the collector's store is not answering; retry later",
-                    ArchiveStep.RETRY_AFTER_SECONDS);
+            throw IngestRefusal.unavailable("the collector's store is not answering; retry later");
         }
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");

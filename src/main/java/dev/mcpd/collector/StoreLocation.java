@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -19,7 +20,7 @@ public record StoreLocation(Dialect dialect, String jdbcUrl, Optional<String> us
     }
 
     public static StoreLocation of(String data) {
-        String lower = data.toLowerCase();
+        String lower = data.toLowerCase(Locale.ROOT);
         if (!lower.startsWith("postgres://") && !lower.startsWith("postgresql://")) {
             Path file = Path.of(data).toAbsolutePath();
             // WAL: readers never block the writer; FULL: a commit is fsynced before the answer; IMMEDIATE: a

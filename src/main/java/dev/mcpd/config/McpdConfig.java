@@ -240,7 +240,7 @@ public record McpdConfig(
     }
 
     private static String section(String name, String text) {
-        return String.format("%-" + SECTION_WIDTH + "s%s", name, text);
+        return String.format(Locale.ROOT, "%-" + SECTION_WIDTH + "s%s", name, text);
     }
 
     // ---- values: each check returns the value or throws IllegalArgumentException saying what is wrong

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -24,7 +25,7 @@ public record PartialSuccess(long rejected, String message) {
             return Optional.empty();
         }
         try {
-            PartialSuccess found = contentType != null && contentType.toLowerCase().contains("protobuf")
+            PartialSuccess found = contentType != null && contentType.toLowerCase(Locale.ROOT).contains("protobuf")
                     ? fromProtobuf(ByteBuffer.wrap(answer))
                     : fromJson(JSON.readTree(answer));
             return found != null && found.rejected > 0 ? Optional.of(found) : Optional.empty();

@@ -1,9 +1,9 @@
 package dev.mcpd.delivery;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.IOException;
 import org.apache.hc.core5.http.io.entity.AbstractHttpEntity;
 
 /**

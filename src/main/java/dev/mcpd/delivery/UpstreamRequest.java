@@ -5,9 +5,9 @@ import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
 import java.util.Optional;
 import org.apache.camel.Exchange;
-import org.apache.camel.component.http.HttpMethods;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
+import org.apache.camel.component.http.HttpMethods;
 
 /**
  * Turns a spool entry into the request that goes upstream (SPEC §3–§5): the stored method, content type, content

@@ -1,5 +1,7 @@
 package dev.mcpd.http;
 
+import java.util.Locale;
+
 /**
  * Text a sender wrote (a path, a header value), made fit for a log line: at most {@value #MAX_CHARS} characters, and
  * every character outside printable ASCII written as a hexadecimal escape (backslash, {@code x}, two digits; or
@@ -26,9 +28,9 @@ public final class SenderText {
             } else if (c == '\\' || c == '"') {
                 out.append('\\').append(c);
             } else if (c < 0x100) {
-                out.append(String.format("\\x%02x", (int) c));
+                out.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
             } else {
-                out.append(String.format("\\u%04x", (int) c));
+                out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
             }
         }
         if (text.length() > shown) {

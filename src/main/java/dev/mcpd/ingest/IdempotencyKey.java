@@ -1,5 +1,9 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.SenderIdempotencyKey;
+import dev.mcpd.http.VertxExchange;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,25 +18,21 @@ import org.apache.camel.Processor;
  * none of the first two can contain, so two different requests cannot hash the same input.
  *
  * <p>The target includes the query: two requests that differ only in their query are different requests.
- * A sender's key must be 1 to {@value #MAX_SENDER_KEY_LENGTH} visible ASCII characters; anything else is refused with
- * 400 rather than rewritten, so that no upstream ever sees a key the sender did not choose.
+ * A sender's key must follow {@link SenderIdempotencyKey}; anything else is refused with 400.
  */
 public final class IdempotencyKey implements Processor {
 
     /** Exchange property holding the key. */
     public static final String PROPERTY = "mcpd.idempotencyKey";
-    public static final String HEADER = "Idempotency-Key";
-    static final int MAX_SENDER_KEY_LENGTH = 255;
 
     @Override
     public void process(Exchange exchange) {
         var request = VertxExchange.request(exchange);
-        String senderKey = request.getHeader(HEADER);
+        String senderKey = request.getHeader(SenderIdempotencyKey.HEADER);
         String key;
         if (senderKey != null) {
-            if (!isValidSenderKey(senderKey)) {
-                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY, "Idempotency-Key must be 1 to " + MAX_SENDER_KEY_LENGTH
-                        + " visible ASCII characters");
+            if (!SenderIdempotencyKey.isValid(senderKey)) {
+                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY, SenderIdempotencyKey.RULE);
             }
             key = senderKey;
         } else {
@@ -57,18 +57,5 @@ public final class IdempotencyKey implements Processor {
         sha256.update((byte) 0);
         sha256.update(body);
         return "relay-" + HexFormat.of().formatHex(sha256.digest());
-    }
-
-    public static boolean isValidSenderKey(String key) {
-        if (key.isEmpty() || key.length() > MAX_SENDER_KEY_LENGTH) {
-            return false;
-        }
-        for (int i = 0; i < key.length(); i++) {
-            char c = key.charAt(i);
-            if (c < 0x21 || c > 0x7e) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -1,5 +1,9 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.Otlp;
+import dev.mcpd.http.VertxExchange;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -13,7 +17,6 @@ import org.apache.camel.Processor;
 public final class IngestAnswer implements Processor {
 
     static final String NATIVE_BODY = "{\"accepted\":0,\"duplicate\":0,\"rejected\":0}";
-    static final String OTLP_JSON_BODY = "{\"partialSuccess\":{}}";
 
     @Override
     public void process(Exchange exchange) {
@@ -21,31 +24,12 @@ public final class IngestAnswer implements Processor {
         Message answer = exchange.getMessage();
         answer.removeHeaders("*");
         answer.setHeader("mcpd-relay", "spooled");
-        if (IngestPaths.isOtlp(IngestTargetCheck.of(exchange).path())) {
-            otlpPartialSuccess(answer, request.getHeader("Content-Type"));
+        if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
+            Otlp.partialSuccess(answer, request.getHeader("Content-Type"));
         } else {
             answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 202);
             answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
             answer.setBody(AnswerBody.text(NATIVE_BODY));
         }
-    }
-
-    /**
-     * The answer an OpenTelemetry exporter expects: 200 with an empty partial-success response, JSON when the request
-     * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes).
-     */
-    public static void otlpPartialSuccess(Message answer, String requestContentType) {
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
-        if (isJson(requestContentType)) {
-            answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-            answer.setBody(AnswerBody.text(OTLP_JSON_BODY));
-        } else {
-            answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
-            answer.setBody(AnswerBody.of(new byte[0]));
-        }
-    }
-
-    private static boolean isJson(String contentType) {
-        return contentType != null && contentType.toLowerCase().startsWith("application/json");
     }
 }

@@ -1,5 +1,7 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.Spool;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;

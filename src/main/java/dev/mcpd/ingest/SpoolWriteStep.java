@@ -1,10 +1,13 @@
 package dev.mcpd.ingest;
 
-import dev.mcpd.observability.RateLimitedLog;
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.RateLimitedLog;
+import dev.mcpd.http.SenderKeyCheck;
+import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolFullException;
-import dev.mcpd.spool.SpoolReceipt;
 import dev.mcpd.spool.SpoolRequest;
 import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
@@ -24,9 +27,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class SpoolWriteStep implements Processor {
 
-    /** Exchange property holding the entry's sequence number. */
-    public static final String SEQ_PROPERTY = "mcpd.seq";
-    static final int RETRY_AFTER_SECONDS = 5;
 
     /** A full disk fails every request: one line a second tells the story. */
     private static final RateLimitedLog LOG =
@@ -53,15 +53,13 @@ public final class SpoolWriteStep implements Processor {
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class));
         try {
-            SpoolReceipt receipt = spool.append(entry).get();
-            exchange.setProperty(SEQ_PROPERTY, receipt.seq());
+            spool.append(entry).get();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SpoolFullException) {
                 throw IngestRefusal.spoolFull(false);
             }
             LOG.warn("spool-write", "spool write failed, answering 503: " + e.getCause().getMessage());
-            throw IngestRefusal.unavailable("the spool could not store the request; retry later",
-                    RETRY_AFTER_SECONDS);
+            throw IngestRefusal.unavailable("the spool could not store the request; retry later");
         }
     }
 

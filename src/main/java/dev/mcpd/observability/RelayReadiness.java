@@ -1,6 +1,7 @@
 package dev.mcpd.observability;
 
 import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.spool.Spool;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.UpstreamBoard;
-import dev.mcpd.ingest.AnswerBody;
+import dev.mcpd.http.AnswerBody;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import org.apache.camel.Exchange;

@@ -3,7 +3,7 @@ package dev.mcpd.relay;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.delivery.UpstreamBoard;
-import dev.mcpd.ingest.IngestServer;
+import dev.mcpd.http.RoleHost;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import java.io.IOException;
@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Assembles the relay: opens the spool, binds the beans the YAML routes under {@code routes/relay/} refer to by name,
- * and runs them on the shared {@link IngestServer}. The routes say what happens; the beans bound here say how.
+ * and runs them on the shared {@link RoleHost}. The routes say what happens; the beans bound here say how.
  */
 public final class RelayApplication implements AutoCloseable {
 
@@ -56,11 +56,11 @@ public final class RelayApplication implements AutoCloseable {
         RelayApplication relay;
         try {
             relay = start(config);
-        } catch (IngestServer.StartFailure e) {
+        } catch (RoleHost.StartFailure e) {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
         }
-        return IngestServer.runUntilStopped(relay.main, "relay");
+        return RoleHost.runUntilStopped(relay.main, "relay");
     }
 
     /** Starts the relay and returns once it serves. */
@@ -74,10 +74,10 @@ public final class RelayApplication implements AutoCloseable {
         try {
             beans = RelayBeans.open(config, tuning);
         } catch (IOException e) {
-            throw new IngestServer.StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": "
+            throw new RoleHost.StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": "
                     + e.getMessage(), e);
         }
-        IngestServer server = IngestServer.forRole("relay", config).closeWith(beans);
+        RoleHost server = RoleHost.forRole("relay", RelayBeans.PATHS, config).closeWith(beans);
         beans.bindTo(server::bind);
         beans.properties().forEach(server::property);
         Main main = server.start();

@@ -9,12 +9,13 @@ import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
+import dev.mcpd.http.MetricsScrape;
+import dev.mcpd.http.ProbeAnswer;
+import dev.mcpd.http.RolePaths;
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.SpoolAdmission;
 import dev.mcpd.ingest.SpoolWriteStep;
-import dev.mcpd.observability.MetricsScrape;
-import dev.mcpd.observability.ProbeAnswer;
 import dev.mcpd.observability.RelayMetrics;
 import dev.mcpd.observability.RelayReadiness;
 import dev.mcpd.observability.RelayStatus;
@@ -24,7 +25,9 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiConsumer;
 
 /**
@@ -33,6 +36,9 @@ import java.util.function.BiConsumer;
  * spool — after the routes stopped.
  */
 public final class RelayBeans implements AutoCloseable {
+
+    /** The relay's own paths, beside the probes: {@code /relay} and everything below it ({@code /relay/status}). */
+    public static final RolePaths PATHS = new RolePaths(Set.of(), List.of("/relay"));
 
     private final McpdConfig config;
     private final RelayApplication.Tuning tuning;
@@ -64,7 +70,7 @@ public final class RelayBeans implements AutoCloseable {
         }
     }
 
-    /** Binds the relay's beans (beside the shared ones of {@code IngestServer.bindShared}). */
+    /** Binds the relay's beans (beside the shared ones of {@code RoleHost.bindShared}). */
     public void bindTo(BiConsumer<String, Object> bind) {
         // ingest
         bind.accept("spoolAdmission", new SpoolAdmission(spool));

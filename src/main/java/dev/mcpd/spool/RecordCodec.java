@@ -1,7 +1,7 @@
 package dev.mcpd.spool;
 
-import java.nio.BufferUnderflowException;
 import java.io.IOException;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;

@@ -10,6 +10,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
+import java.util.Locale;
 import java.util.Set;
 
 /** Names and creates the spool's files; knows the one way to make a new name durable. */
@@ -36,7 +37,7 @@ final class SpoolFiles {
 
     /** Segment names are the first sequence number they may hold, zero-padded so that names sort in seq order. */
     static String baseName(long firstSeq) {
-        return String.format("%020d", firstSeq);
+        return String.format(Locale.ROOT, "%020d", firstSeq);
     }
 
     /** The first sequence number named by a segment file, or -1 when the name is not a segment's. */

@@ -1,6 +1,5 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.testing.Ports;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.testing.Ports;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

@@ -1,6 +1,5 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.testing.RawHttp;
 import static dev.mcpd.collector.CollectorHttp.postJson;
 import static dev.mcpd.collector.CollectorHttp.send;
 import static dev.mcpd.collector.CollectorHttp.stats;
@@ -9,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.collector.CollectorHttp.Stats;
+import dev.mcpd.testing.RawHttp;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

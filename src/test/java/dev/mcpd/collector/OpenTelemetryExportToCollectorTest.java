@@ -1,6 +1,5 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.testing.Ports;
 import static dev.mcpd.collector.CollectorHttp.stats;
 import static dev.mcpd.testing.OtlpTelemetry.contains;
 import static dev.mcpd.testing.OtlpTelemetry.gunzip;
@@ -13,8 +12,9 @@ import dev.mcpd.collector.CollectorHttp.Stats;
 import dev.mcpd.collector.StoredBatches.Row;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.relay.RelayApplication;
-import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.OtlpTelemetry.Sender;
+import dev.mcpd.testing.OtlpTelemetry;
+import dev.mcpd.testing.Ports;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.io.IOException;

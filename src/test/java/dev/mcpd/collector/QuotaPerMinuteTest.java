@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.ingest.IngestRefusal;
+import dev.mcpd.http.IngestRefusal;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.concurrent.CountDownLatch;

@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.testing.Ports;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.testing.Ports;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashMap;

@@ -1,6 +1,5 @@
 package dev.mcpd.deploy;
 
-import dev.mcpd.testing.Ports;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 

@@ -1,6 +1,5 @@
 package dev.mcpd.deploy;
 
-import dev.mcpd.testing.Ports;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.deploy.DeployFiles.Instruction;
 import dev.mcpd.relay.RelayApplication;
+import dev.mcpd.testing.Ports;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;

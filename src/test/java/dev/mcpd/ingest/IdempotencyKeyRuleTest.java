@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.http.SenderIdempotencyKey;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -51,12 +52,12 @@ class IdempotencyKeyRuleTest {
 
     @Test
     void aSenderKeyIsOneTo255VisibleAsciiCharacters() {
-        assertTrue(IdempotencyKey.isValidSenderKey("batch-2026-11-30T05:00:00Z#17"));
-        assertTrue(IdempotencyKey.isValidSenderKey("x".repeat(255)));
-        assertFalse(IdempotencyKey.isValidSenderKey(""));
-        assertFalse(IdempotencyKey.isValidSenderKey("x".repeat(256)));
-        assertFalse(IdempotencyKey.isValidSenderKey("has space"));
-        assertFalse(IdempotencyKey.isValidSenderKey("tab\there"));
-        assertFalse(IdempotencyKey.isValidSenderKey("é"));
+        assertTrue(SenderIdempotencyKey.isValid("batch-2026-11-30T05:00:00Z#17"));
+        assertTrue(SenderIdempotencyKey.isValid("x".repeat(255)));
+        assertFalse(SenderIdempotencyKey.isValid(""));
+        assertFalse(SenderIdempotencyKey.isValid("x".repeat(256)));
+        assertFalse(SenderIdempotencyKey.isValid("has space"));
+        assertFalse(SenderIdempotencyKey.isValid("tab\there"));
+        assertFalse(SenderIdempotencyKey.isValid("é"));
     }
 }

@@ -1,6 +1,5 @@
 package dev.mcpd.jbang;
 
-import dev.mcpd.testing.Ports;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -11,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.abort;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.mcpd.testing.Ports;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;

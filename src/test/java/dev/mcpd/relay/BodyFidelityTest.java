@@ -1,12 +1,12 @@
 package dev.mcpd.relay;
 
-import dev.mcpd.testing.RawHttp;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.testing.RawHttp;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -1,9 +1,9 @@
 package dev.mcpd.relay;
 
-import dev.mcpd.testing.RawHttp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.RawHttp;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

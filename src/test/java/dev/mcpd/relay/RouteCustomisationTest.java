@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.ingest.IngestServer;
+import dev.mcpd.http.RoleHost;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -99,7 +99,7 @@ class RouteCustomisationTest {
         Path routes = Files.createDirectories(dir.resolve("broken"));
         Files.writeString(routes.resolve("oops.camel.yaml"), "- route:\n    id: oops\n    from:\n      uri: direct:x\n"
                 + "      steps:\n        - notAStep: {}\n");
-        IngestServer.StartFailure failure = assertThrows(IngestServer.StartFailure.class,
+        RoleHost.StartFailure failure = assertThrows(RoleHost.StartFailure.class,
                 () -> relay(routes, "http://127.0.0.1:9", Map.of()));
         assertEquals(1, failure.getMessage().lines().count(), failure.getMessage());
         assertTrue(failure.getMessage().contains("oops.camel.yaml"), failure.getMessage());

@@ -1,9 +1,9 @@
 package dev.mcpd.relay;
 
-import dev.mcpd.testing.Ports;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
+import dev.mcpd.testing.Ports;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

@@ -1,6 +1,5 @@
 package dev.mcpd.relay;
 
-import dev.mcpd.testing.RawHttp;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,6 +9,7 @@ import dev.mcpd.delivery.Backoff;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
+import dev.mcpd.testing.RawHttp;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

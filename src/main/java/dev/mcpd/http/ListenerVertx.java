@@ -1,6 +1,5 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
-import dev.mcpd.http.FrontDoor;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;

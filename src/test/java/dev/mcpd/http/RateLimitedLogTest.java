@@ -1,4 +1,4 @@
-package dev.mcpd.observability;
+package dev.mcpd.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

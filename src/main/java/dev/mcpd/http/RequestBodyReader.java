@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
@@ -33,8 +33,6 @@ import org.apache.camel.support.SynchronizationAdapter;
  * {@code Expect: 100-continue} is told to go on only here, after the key, size and spool checks passed.
  */
 public final class RequestBodyReader implements Processor {
-
-    static final int RETRY_AFTER_SECONDS = 5;
 
     private static final class TooLarge extends RuntimeException {
         TooLarge() {
@@ -192,8 +190,8 @@ public final class RequestBodyReader implements Processor {
         String reason = "too many request bodies are being read at once (" + (budget.capacity() >> 20)
                 + " MiB in memory); retry later";
         return bodyUnread
-                ? IngestRefusal.unavailableBeforeBody(IngestRefusal.Kind.MEMORY_BUSY, reason, RETRY_AFTER_SECONDS)
-                : IngestRefusal.unavailable(reason, RETRY_AFTER_SECONDS);
+                ? IngestRefusal.unavailableBeforeBody(IngestRefusal.Kind.MEMORY_BUSY, reason)
+                : IngestRefusal.unavailable(reason);
     }
 
     private static long declaredLength(String contentLength) {

@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import dev.mcpd.config.Secret;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package dev.mcpd.observability;
+package dev.mcpd.http;
 
 import java.time.Duration;
 import java.util.Map;

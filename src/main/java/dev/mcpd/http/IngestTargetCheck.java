@@ -1,18 +1,23 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
-import dev.mcpd.http.RequestTarget;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
  * The first ingest step: reads the request target as a {@link RequestTarget} — an absolute path and query, normalised;
  * anything else is a 400 — and keeps it for the steps after, which never read the raw target again. Any POST is
- * ingest, except on the paths that belong to the process itself (probes, metrics, /relay/…): 405.
+ * ingest, except on the paths that belong to the process itself (probes, metrics, the role's own): 405.
  */
 public final class IngestTargetCheck implements Processor {
 
     /** Exchange property holding the request's {@link RequestTarget}. */
     public static final String PROPERTY = "mcpd.requestTarget";
+
+    private final RolePaths paths;
+
+    public IngestTargetCheck(RolePaths paths) {
+        this.paths = paths;
+    }
 
     @Override
     public void process(Exchange exchange) {
@@ -22,7 +27,7 @@ public final class IngestTargetCheck implements Processor {
         } catch (RequestTarget.InvalidTarget e) {
             throw IngestRefusal.badRequestBeforeBody(IngestRefusal.Kind.BAD_TARGET, e.getMessage());
         }
-        if (IngestPaths.isReserved(target.path())) {
+        if (paths.isReserved(target.path())) {
             VertxExchange.response(exchange).putHeader("Allow", "GET");
             throw IngestRefusal.notAllowed("this path is not an ingest path; it answers GET");
         }

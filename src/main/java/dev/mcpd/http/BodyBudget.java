@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -1,8 +1,5 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
-import dev.mcpd.http.FrontDoor;
-import dev.mcpd.http.SenderText;
-import dev.mcpd.observability.RateLimitedLog;
 import io.vertx.core.http.HttpVersion;
 import java.time.Duration;
 import org.apache.camel.Exchange;
@@ -31,12 +28,12 @@ public final class RefusalAnswer implements Processor {
         IngestRefusal refusal;
         if (caught instanceof IngestRefusal known) {
             refusal = known;
-        } else if (caught instanceof OperatorRefusal byOperator) {
+        } else if (caught instanceof RouteRefusal byOperator) {
             refusal = IngestRefusal.forbidden(byOperator.getMessage());
         } else {
             // A fault of ours, not the sender's: the full story goes to the log, and the sender is told to retry.
             FAULTS.error("unexpected failure while taking a request; answering 503", caught);
-            refusal = IngestRefusal.internal(SpoolWriteStep.RETRY_AFTER_SECONDS);
+            refusal = IngestRefusal.internal();
         }
         var request = VertxExchange.request(exchange);
         LOG.warn(refusal.kind().name(), "refused status=" + refusal.status() + " reason=\""

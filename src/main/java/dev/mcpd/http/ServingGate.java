@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
@@ -23,15 +23,16 @@ import org.apache.camel.support.EventNotifierSupport;
  */
 public final class ServingGate extends EventNotifierSupport {
 
-    private static final String RETRY_AFTER_SECONDS = "5";
 
     private final int port;
+    private final RolePaths paths;
     private final AtomicBoolean routesUp = new AtomicBoolean();
     private final AtomicBoolean stopping;
     private volatile boolean installed;
 
-    private ServingGate(int port, AtomicBoolean stopping) {
+    private ServingGate(int port, RolePaths paths, AtomicBoolean stopping) {
         this.port = port;
+        this.paths = paths;
         this.stopping = stopping;
         // Only context events matter here. A notifier that takes exchange events makes Camel build and dispatch
         // several per request (measured: a few percent of the relay's CPU at saturation).
@@ -41,17 +42,13 @@ public final class ServingGate extends EventNotifierSupport {
         setIgnoreStepEvents(true);
     }
 
-    /** Registers the gate with the context; it installs itself when the routes start. */
-    public static ServingGate on(CamelContext context, int port) {
-        return on(context, port, new AtomicBoolean());
-    }
-
     /**
-     * As {@link #on(CamelContext, int)}, with a stop flag shared with whoever learns of a stop first: a SIGTERM that
+     * Registers the gate with the context; it installs itself when the routes start. {@code paths} are the role's
+     * {@code GET} paths; {@code stopping} is a stop flag shared with whoever learns of a stop first: a SIGTERM that
      * arrives while the context is still starting sets it at once, so the port answers "stopping" from that moment.
      */
-    public static ServingGate on(CamelContext context, int port, AtomicBoolean stopping) {
-        ServingGate gate = new ServingGate(port, stopping);
+    public static ServingGate on(CamelContext context, int port, RolePaths paths, AtomicBoolean stopping) {
+        ServingGate gate = new ServingGate(port, paths, stopping);
         context.getManagementStrategy().addEventNotifier(gate);
         return gate;
     }
@@ -95,7 +92,7 @@ public final class ServingGate extends EventNotifierSupport {
                 // a load balancer moves traffic away before the port closes
                 ctx.response().setStatusCode(503).putHeader("Content-Type", "text/plain; charset=utf-8")
                         .end("unavailable: stopping\n");
-            } else if (stopping.get() && !IngestPaths.isReserved(ctx.request().path()) && !isGet(ctx)) {
+            } else if (stopping.get() && !paths.isReserved(ctx.request().path()) && !isGet(ctx)) {
                 retryLater(ctx, "stopping");
             } else {
                 ctx.next();
@@ -103,7 +100,7 @@ public final class ServingGate extends EventNotifierSupport {
         });
         router.route().last().handler(ctx -> {
             String path = ctx.request().path();
-            boolean getPath = IngestPaths.isReserved(path) || path.equals("/v1/stats");
+            boolean getPath = paths.isReserved(path);
             if (!routesUp.get() || stopping.get() || (!getPath && ctx.request().method().name().equals("POST"))) {
                 retryLater(ctx, routesUp.get() ? "not taking requests right now" : "starting");
                 return;
@@ -122,7 +119,7 @@ public final class ServingGate extends EventNotifierSupport {
 
     private static void retryLater(RoutingContext ctx, String why) {
         HttpServerResponse response = ctx.response();
-        response.setStatusCode(503).putHeader("Retry-After", RETRY_AFTER_SECONDS)
+        response.setStatusCode(503).putHeader("Retry-After", Integer.toString(IngestRefusal.RETRY_AFTER_SECONDS))
                 .putHeader("Content-Type", "text/plain; charset=utf-8").end(why + "; retry later\n");
     }
 }

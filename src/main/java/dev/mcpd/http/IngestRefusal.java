@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import java.util.Optional;
 
@@ -15,6 +15,9 @@ public final class IngestRefusal extends RuntimeException {
         FORBIDDEN, NOT_ALLOWED, NOT_FOUND, UNSUPPORTED_ENCODING, QUOTA_EXCEEDED, TIMED_OUT, TOO_LARGE, SPOOL_FULL,
         MEMORY_BUSY, UNAVAILABLE, INTERNAL
     }
+
+    /** What every retryable refusal asks: come back in five seconds (what OpenTelemetry exporters honour). */
+    public static final int RETRY_AFTER_SECONDS = 5;
 
     private final int status;
     private final Kind kind;
@@ -46,7 +49,7 @@ public final class IngestRefusal extends RuntimeException {
                 true);
     }
 
-    /** Refused by an operator's route (an {@link OperatorRefusal}). */
+    /** Refused by a route (a {@link RouteRefusal}: an operator's, at an extension point). */
     public static IngestRefusal forbidden(String reason) {
         return new IngestRefusal(403, Kind.FORBIDDEN, reason, Optional.empty(), false);
     }
@@ -87,23 +90,24 @@ public final class IngestRefusal extends RuntimeException {
 
     /** The spool is at its bound: the sender holds the request and retries (SPEC §6). */
     public static IngestRefusal spoolFull(boolean bodyUnread) {
-        return new IngestRefusal(503, Kind.SPOOL_FULL, "the relay's spool is full; retry later", Optional.of(5),
+        return new IngestRefusal(503, Kind.SPOOL_FULL, "the relay's spool is full; retry later",
+                Optional.of(RETRY_AFTER_SECONDS),
                 bodyUnread);
     }
 
     /** The sender should hold the request and try again: nothing of it was kept. */
-    public static IngestRefusal unavailable(String reason, int retryAfterSeconds) {
-        return new IngestRefusal(503, Kind.UNAVAILABLE, reason, Optional.of(retryAfterSeconds), false);
+    public static IngestRefusal unavailable(String reason) {
+        return new IngestRefusal(503, Kind.UNAVAILABLE, reason, Optional.of(RETRY_AFTER_SECONDS), false);
     }
 
     /** As {@link #unavailable}, of a given kind, and before (or while) the body was read. */
-    public static IngestRefusal unavailableBeforeBody(Kind kind, String reason, int retryAfterSeconds) {
-        return new IngestRefusal(503, kind, reason, Optional.of(retryAfterSeconds), true);
+    public static IngestRefusal unavailableBeforeBody(Kind kind, String reason) {
+        return new IngestRefusal(503, kind, reason, Optional.of(RETRY_AFTER_SECONDS), true);
     }
 
     /** A fault of the process, not of the request: the sender keeps it and retries. */
-    public static IngestRefusal internal(int retryAfterSeconds) {
-        return new IngestRefusal(503, Kind.INTERNAL, "internal error; retry later", Optional.of(retryAfterSeconds),
+    public static IngestRefusal internal() {
+        return new IngestRefusal(503, Kind.INTERNAL, "internal error; retry later", Optional.of(RETRY_AFTER_SECONDS),
                 false);
     }
 

@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import dev.mcpd.config.ListenAddress;
 import java.io.IOException;

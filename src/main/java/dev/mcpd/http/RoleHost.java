@@ -1,7 +1,6 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.observability.ProbeAnswer;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -22,9 +21,9 @@ import org.slf4j.LoggerFactory;
  * role's own folder, and the beans those routes use. A role binds its own beans (among them {@code readiness} and
  * {@code metricsScrape}) and starts it.
  */
-public final class IngestServer {
+public final class RoleHost {
 
-    private static final Logger LOG = LoggerFactory.getLogger(IngestServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RoleHost.class);
 
     /**
      * Vert.x worker threads. platform-http runs each exchange on one, and an ingest exchange holds it while its body
@@ -33,6 +32,7 @@ public final class IngestServer {
     static final int HTTP_WORKER_THREADS = 200;
 
     private final String role;
+    private final RolePaths paths;
     private final McpdConfig config;
     private final Main main = new Main();
     private final List<AutoCloseable> resources = new ArrayList<>();
@@ -41,15 +41,16 @@ public final class IngestServer {
     /** Set by the first sign of a stop (SIGTERM, SIGINT), even while the server is still starting. */
     private final AtomicBoolean stopRequested = new AtomicBoolean();
 
-    private IngestServer(String role, McpdConfig config) {
+    private RoleHost(String role, RolePaths paths, McpdConfig config) {
         this.role = role;
+        this.paths = paths;
         this.config = config;
         main.configure().withRoutesIncludePattern(
                 "classpath:routes/common/*.camel.yaml,classpath:routes/" + role + "/*.camel.yaml"
                         + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
-        bindShared(config, main::bind);
+        bindShared(config, paths, main::bind);
         vertx = ListenerVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
                 ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal);
         main.bind("vertx", vertx);
@@ -63,7 +64,7 @@ public final class IngestServer {
                 // Resources (the spool, the store) close with the Camel context, after the routes stopped: within a
                 // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
                 try {
-                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port(), stopRequested);
+                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port(), paths, stopRequested);
                     configured.getCamelContext().addService(new ResourceCloser());
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot tie resources to the Camel context", e);
@@ -82,10 +83,10 @@ public final class IngestServer {
      * Binds the beans the common routes and both roles' ingest use (also for Camel JBang, whose configuration class
      * binds into its own registry).
      */
-    public static void bindShared(McpdConfig config, BiConsumer<String, Object> bind) {
+    public static void bindShared(McpdConfig config, RolePaths paths, BiConsumer<String, Object> bind) {
         bind.accept("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
         bind.accept("answerHeaders", new AnswerHeaderPolicy());
-        bind.accept("ingestTargetCheck", new IngestTargetCheck());
+        bind.accept("ingestTargetCheck", new IngestTargetCheck(paths));
         bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
         bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout(),
                 BodyBudget.forHeap(config.maxBodyBytes())));
@@ -94,18 +95,18 @@ public final class IngestServer {
     }
 
     /** A server for a role whose routes live in {@code routes/<role>/}. */
-    public static IngestServer forRole(String role, McpdConfig config) {
-        return new IngestServer(role, config);
+    public static RoleHost forRole(String role, RolePaths paths, McpdConfig config) {
+        return new RoleHost(role, paths, config);
     }
 
     /** Makes a bean available to the routes under its name. */
-    public IngestServer bind(String name, Object bean) {
+    public RoleHost bind(String name, Object bean) {
         main.bind(name, bean);
         return this;
     }
 
     /** Sets a property the routes read as {@code {{key}}} (or a Camel setting). */
-    public IngestServer property(String key, String value) {
+    public RoleHost property(String key, String value) {
         main.addOverrideProperty(key, value);
         return this;
     }
@@ -116,7 +117,7 @@ public final class IngestServer {
     }
 
     /** Closes the resource when the server stops, after its routes (or when it fails to start). */
-    public IngestServer closeWith(AutoCloseable resource) {
+    public RoleHost closeWith(AutoCloseable resource) {
         resources.add(resource);
         return this;
     }

@@ -1,5 +1,6 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
+import java.util.Locale;
 import java.util.Set;
 import org.apache.camel.Exchange;
 import org.apache.camel.spi.HeaderFilterStrategy;
@@ -15,12 +16,12 @@ public final class AnswerHeaderPolicy implements HeaderFilterStrategy {
 
     @Override
     public boolean applyFilterToCamelHeaders(String headerName, Object headerValue, Exchange exchange) {
-        return !ANSWER_HEADERS.contains(headerName.toLowerCase());
+        return !ANSWER_HEADERS.contains(headerName.toLowerCase(Locale.ROOT));
     }
 
     @Override
     public boolean applyFilterToExternalHeaders(String headerName, Object headerValue, Exchange exchange) {
-        String lower = headerName.toLowerCase();
+        String lower = headerName.toLowerCase(Locale.ROOT);
         return lower.startsWith("camel") || lower.startsWith("org.apache.camel");
     }
 }

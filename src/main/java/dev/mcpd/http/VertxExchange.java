@@ -1,4 +1,4 @@
-package dev.mcpd.ingest;
+package dev.mcpd.http;
 
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;

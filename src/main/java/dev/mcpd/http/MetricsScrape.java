@@ -1,6 +1,5 @@
-package dev.mcpd.observability;
+package dev.mcpd.http;
 
-import dev.mcpd.ingest.AnswerBody;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;

@@ -1,0 +1,36 @@
+package dev.mcpd.http;
+
+import java.util.Locale;
+import java.util.Set;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+
+/** What both roles know of OTLP/HTTP: its export paths, and the answer an OpenTelemetry exporter expects. */
+public final class Otlp {
+
+    private static final Set<String> EXPORT_PATHS = Set.of("/v1/traces", "/v1/logs", "/v1/metrics");
+    static final String JSON_PARTIAL_SUCCESS = "{\"partialSuccess\":{}}";
+
+    private Otlp() {
+    }
+
+    /** {@code /v1/traces}, {@code /v1/logs}, {@code /v1/metrics}: answered with an OTLP partial-success response. */
+    public static boolean isExportPath(String path) {
+        return EXPORT_PATHS.contains(path);
+    }
+
+    /**
+     * The answer an OpenTelemetry exporter expects: 200 with an empty partial-success response, JSON when the request
+     * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes).
+     */
+    public static void partialSuccess(Message answer, String requestContentType) {
+        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+        if (requestContentType != null && requestContentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+            answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
+            answer.setBody(AnswerBody.text(JSON_PARTIAL_SUCCESS));
+        } else {
+            answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
+            answer.setBody(AnswerBody.of(new byte[0]));
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.mcpd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layout shows the architecture: which package of {@code src/main/java/dev/mcpd} may import which. Read from the
+ * sources' own {@code import} lines (and fully qualified uses), so the test sees what the compiler sees.
+ */
+class PackageDependenciesTest {
+
+    private static final Path SOURCES = Path.of("src/main/java/dev/mcpd");
+    private static final Pattern USE = Pattern.compile("\\bdev\\.mcpd\\.([a-z]+)\\.[A-Z]");
+
+    /** What each package may import: the map a newcomer reads in the README's layout. */
+    private static final Map<String, Set<String>> ALLOWED = Map.of(
+            "config", Set.of(),
+            "spool", Set.of(),
+            "http", Set.of("config"),
+            "ingest", Set.of("http", "spool", "config"),
+            "delivery", Set.of("http", "spool", "config"),
+            "observability", Set.of("http", "delivery", "spool", "config"),
+            "collector", Set.of("http", "observability", "config"),
+            "relay", Set.of("http", "ingest", "delivery", "observability", "spool", "config"),
+            "cli", Set.of("relay", "collector", "spool", "config"));
+
+    static Map<String, Set<String>> imports() throws IOException {
+        Map<String, Set<String>> uses = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(SOURCES)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                String from = SOURCES.relativize(file).getName(0).toString();
+                Set<String> to = uses.computeIfAbsent(from, unused -> new TreeSet<>());
+                Matcher use = USE.matcher(Files.readString(file));
+                while (use.find()) {
+                    if (!use.group(1).equals(from)) {
+                        to.add(use.group(1));
+                    }
+                }
+            }
+        }
+        return uses;
+    }
+
+    @Test
+    void everyPackageImportsOnlyWhatItMay() throws IOException {
+        Map<String, Set<String>> uses = imports();
+        assertEquals(ALLOWED.keySet(), uses.keySet(), "every package is in the map, and the map names no other");
+        List<String> wrong = new ArrayList<>();
+        uses.forEach((from, to) -> to.stream().filter(t -> !ALLOWED.get(from).contains(t))
+                .forEach(t -> wrong.add(from + " -> " + t)));
+        assertEquals(List.of(), wrong);
+    }
+
+    @Test
+    void noPackageDependsOnItselfThroughOthers() throws IOException {
+        Map<String, Set<String>> uses = imports();
+        for (String start : uses.keySet()) {
+            Deque<String> todo = new ArrayDeque<>(uses.get(start));
+            Set<String> seen = new TreeSet<>();
+            while (!todo.isEmpty()) {
+                String next = todo.pop();
+                assertTrue(!next.equals(start), "a cycle through " + start + ": " + uses);
+                if (seen.add(next)) {
+                    todo.addAll(uses.getOrDefault(next, Set.of()));
+                }
+            }
+        }
+    }
+}
