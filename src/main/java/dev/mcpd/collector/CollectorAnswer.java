@@ -1,11 +1,10 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
 import dev.mcpd.http.VertxExchange;
 import org.apache.camel.Exchange;
-import org.apache.camel.Message;
 import org.apache.camel.Processor;
 
 /**
@@ -18,15 +17,11 @@ public final class CollectorAnswer implements Processor {
     public void process(Exchange exchange) {
         var request = VertxExchange.request(exchange);
         Archived archived = exchange.getProperty(ArchiveStep.ARCHIVED, Archived.class);
-        Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
         if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
-            Otlp.partialSuccess(answer, request.getHeader("Content-Type"));
+            Otlp.partialSuccess(exchange.getMessage(), request.getHeader("Content-Type"));
             return;
         }
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
-        answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        answer.setBody(AnswerBody.text("{\"accepted\":" + archived.accepted() + ",\"duplicate\":" + archived.duplicate()
-                + ",\"rejected\":" + archived.rejected() + "}"));
+        Answers.write(exchange.getMessage(), 200, Answers.JSON, Answers.text("{\"accepted\":" + archived.accepted()
+                + ",\"duplicate\":" + archived.duplicate() + ",\"rejected\":" + archived.rejected() + "}"));
     }
 }

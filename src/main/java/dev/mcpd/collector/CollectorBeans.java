@@ -21,6 +21,9 @@ public final class CollectorBeans implements AutoCloseable {
     /** The collector's own path, beside the probes: {@code GET /v1/stats}. */
     public static final RolePaths PATHS = new RolePaths(Set.of("/v1/stats"), List.of());
 
+    /** Every time the collector reads: the quota's minute, a duplicate's stamp. */
+    private static final InstantSource CLOCK = InstantSource.system();
+
     private final McpdConfig config;
     private final JdbcStore store;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -33,13 +36,13 @@ public final class CollectorBeans implements AutoCloseable {
 
     /** Opens the store named by {@code --data} and brings its schema up to date. */
     public static CollectorBeans open(McpdConfig config) {
-        return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data())));
+        return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data()), CLOCK));
     }
 
     /** Binds the collector's beans (beside the shared ones of {@code RoleHost.bindShared}). */
     public void bindTo(BiConsumer<String, Object> bind) {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
-        bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), InstantSource.system()));
+        bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), CLOCK));
         bind.accept("batchReader", new BatchReader(config.maxBodyBytes()));
         bind.accept("archiveStep", new ArchiveStep(store, metrics));
         bind.accept("collectorAnswer", new CollectorAnswer());

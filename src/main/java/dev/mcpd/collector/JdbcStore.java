@@ -2,6 +2,7 @@ package dev.mcpd.collector;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.mcpd.http.RootCause;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -14,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
@@ -52,13 +54,21 @@ public final class JdbcStore implements AutoCloseable {
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JdbcStore.class);
 
-    private JdbcStore(StoreLocation location, HikariDataSource pool) {
+    private final InstantSource clock;
+
+    private JdbcStore(StoreLocation location, HikariDataSource pool, InstantSource clock) {
         this.location = location;
         this.pool = pool;
+        this.clock = clock;
     }
 
     /** Connects (creating the SQLite file and its folder if needed) and brings the schema up to date. */
     public static JdbcStore open(StoreLocation location) {
+        return open(location, InstantSource.system());
+    }
+
+    /** As {@link #open(StoreLocation)}, with the clock duplicates are stamped by. */
+    public static JdbcStore open(StoreLocation location, InstantSource clock) {
         if (location.file().isPresent()) {
             try {
                 Files.createDirectories(location.file().get().toAbsolutePath().getParent());
@@ -78,13 +88,14 @@ public final class JdbcStore implements AutoCloseable {
         config.setValidationTimeout(2_000);
         config.setInitializationFailTimeout(-1); // start even if the store is down; /readyz tells
         HikariDataSource pool = new HikariDataSource(config);
-        JdbcStore store = new JdbcStore(location, pool);
+        JdbcStore store = new JdbcStore(location, pool, clock);
         try {
             store.migrate();
             store.sqliteFile = store.currentSqliteFile();
         } catch (SQLException | IOException | RuntimeException e) {
             pool.close();
-            throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": " + rootCause(e), e);
+            throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": "
+                    + RootCause.oneLine(e), e);
         }
         return store;
     }
@@ -196,7 +207,7 @@ public final class JdbcStore implements AutoCloseable {
             migrate();
             sqliteFile = currentSqliteFile();
         } catch (SQLException | IOException | RuntimeException e) {
-            throw new StoreUnavailable(sqliteFileLost + " (" + rootCause(e) + ")", e);
+            throw new StoreUnavailable(sqliteFileLost + " (" + RootCause.oneLine(e) + ")", e);
         }
         LOG.warn("{}: archiving into a new database at that path from now on", sqliteFileLost);
         sqliteFileLost = null;
@@ -234,7 +245,7 @@ public final class JdbcStore implements AutoCloseable {
                             "INSERT INTO duplicates (idempotency_key, events, seen_at_ms) VALUES (?, ?, ?)")) {
                         seen.setString(1, batch.idempotencyKey().orElseThrow());
                         seen.setInt(2, archived.duplicate());
-                        seen.setLong(3, System.currentTimeMillis());
+                        seen.setLong(3, clock.millis());
                         seen.executeUpdate();
                     }
                 }
@@ -245,18 +256,8 @@ public final class JdbcStore implements AutoCloseable {
                 throw e;
             }
         } catch (SQLException e) {
-            throw new StoreUnavailable("the store " + location.describe() + " failed: " + rootCause(e), e);
+            throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
         }
-    }
-
-    /** The innermost cause, one line: "Connection refused", not the pool's "request timed out after 2002ms". */
-    static String rootCause(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-        return message.lines().findFirst().orElse(message);
     }
 
     public StoreStats stats() {
@@ -298,7 +299,7 @@ public final class JdbcStore implements AutoCloseable {
             statement.execute("SELECT 1");
             return Optional.empty();
         } catch (SQLException e) {
-            return Optional.of(rootCause(e));
+            return Optional.of(RootCause.oneLine(e));
         }
     }
 

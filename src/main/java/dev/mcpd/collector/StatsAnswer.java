@@ -1,6 +1,6 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestRefusal;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -24,10 +24,7 @@ public final class StatsAnswer implements Processor {
             throw IngestRefusal.unavailable("the collector's store is not answering; retry later");
         }
         Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
-        answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        answer.setBody(AnswerBody.text("{\"batches\":" + stats.batches() + ",\"events\":" + stats.events()
-                + ",\"duplicates\":" + stats.duplicates() + "}"));
+        Answers.write(answer, 200, Answers.JSON, Answers.text("{\"batches\":" + stats.batches() + ",\"events\":"
+                + stats.events() + ",\"duplicates\":" + stats.duplicates() + "}"));
     }
 }

@@ -4,7 +4,7 @@ import dev.mcpd.http.SenderText;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
-import java.time.Instant;
+import java.time.InstantSource;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.slf4j.Logger;
@@ -19,16 +19,18 @@ public final class DeadLetterStep implements Processor {
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.dead");
 
     private final DeadLetters deadLetters;
+    private final InstantSource clock;
 
-    public DeadLetterStep(DeadLetters deadLetters) {
+    public DeadLetterStep(DeadLetters deadLetters, InstantSource clock) {
         this.deadLetters = deadLetters;
+        this.clock = clock;
     }
 
     @Override
     public void process(Exchange exchange) throws IOException {
         PermanentRefusal refusal = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, PermanentRefusal.class);
-        SpoolEntry entry = exchange.getProperty(UpstreamFailover.ENTRY, SpoolEntry.class);
-        deadLetters.keep(entry, refusal.refusal(Instant.now()));
+        SpoolEntry entry = DeliveryExchange.entry(exchange);
+        deadLetters.keep(entry, refusal.refusal(clock.instant()));
         LOG.warn("dead-lettered seq={} target=\"{}\" upstream={} reason=\"{}\" kept_in={}", entry.seq(),
                 SenderText.quote(entry.request().target()), refusal.upstream(), refusal.reason(),
                 deadLetters.directory());

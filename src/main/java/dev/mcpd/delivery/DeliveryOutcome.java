@@ -19,8 +19,8 @@ public final class DeliveryOutcome implements Processor {
 
     @Override
     public void process(Exchange exchange) {
-        Attempt attempt = exchange.getProperty(UpstreamFailover.ATTEMPT, Attempt.class);
-        SpoolEntry entry = exchange.getProperty(UpstreamFailover.ENTRY, SpoolEntry.class);
+        Attempt attempt = DeliveryExchange.attempt(exchange);
+        SpoolEntry entry = DeliveryExchange.entry(exchange);
         if (attempt.kind() == Attempt.Kind.PERMANENT) {
             throw PermanentRefusal.refusedBy(attempt);
         }

@@ -75,7 +75,7 @@ final class SpoolConsumer extends DefaultConsumer {
     private void deliver(SpoolEntry entry) throws IOException {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
-        exchange.setProperty(UpstreamFailover.ENTRY, entry);
+        DeliveryExchange.setEntry(exchange, entry);
         try {
             getProcessor().process(exchange);
         } catch (Exception e) {

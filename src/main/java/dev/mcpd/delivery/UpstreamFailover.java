@@ -1,11 +1,11 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.http.RequestTarget;
-import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.http.RootCause;
 import java.net.SocketTimeoutException;
 import java.net.URISyntaxException;
 import java.time.Duration;
-import java.time.Instant;
+import java.time.InstantSource;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -25,34 +25,29 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each attempt goes to the first upstream that is not waiting, on a copy of the exchange. A retryable failure puts
  * that upstream into a wait and the request moves at once to the next one; when all wait, the request waits for the
- * earliest. A delivery or a permanent refusal ends the loop; the {@link Attempt} is left in the {@value #ATTEMPT}
- * property for the steps after the load balancer. When the relay stops, a request still waiting fails with
- * {@link DeliveryStopped} and stays in the spool.
+ * earliest. A delivery or a permanent refusal ends the loop; the {@link Attempt} is left on the exchange
+ * ({@link DeliveryExchange}) for the steps after the load balancer. When the relay stops, a request still waiting
+ * fails with {@link DeliveryStopped} and stays in the spool.
  */
 public final class UpstreamFailover extends LoadBalancerSupport {
-
-    /** Exchange property: the {@link SpoolEntry} being delivered. */
-    public static final String ENTRY = "mcpd.entry";
-    /** Exchange property: the request target (path and query) to append to the upstream's URL. */
-    public static final String TARGET = "mcpd.target";
-    /** Exchange property: the final {@link Attempt}. */
-    public static final String ATTEMPT = "mcpd.attempt";
 
     private static final Logger LOG = LoggerFactory.getLogger(UpstreamFailover.class);
     private static final Duration STOP_CHECK = Duration.ofMillis(250);
 
     private final UpstreamBoard board;
     private final boolean relayPresentsOwnKey;
+    private final InstantSource clock;
 
-    public UpstreamFailover(UpstreamBoard board, boolean relayPresentsOwnKey) {
+    public UpstreamFailover(UpstreamBoard board, boolean relayPresentsOwnKey, InstantSource clock) {
         this.board = board;
         this.relayPresentsOwnKey = relayPresentsOwnKey;
+        this.clock = clock;
     }
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
         AsyncProcessor send = getProcessors().get(0);
-        String target = exchange.getProperty(TARGET, String.class);
+        String target = DeliveryExchange.entry(exchange).request().target();
         Set<Integer> tried = new HashSet<>();
         try {
             while (true) {
@@ -90,7 +85,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                     board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
                 }
                 ExchangeHelper.copyResults(exchange, copy);
-                exchange.setProperty(ATTEMPT, attempt);
+                DeliveryExchange.setAttempt(exchange, attempt);
                 break;
             }
         } catch (DeliveryStopped e) {
@@ -123,7 +118,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         int status = copy.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, 0, Integer.class);
         byte[] answer = copy.getMessage().getBody(byte[].class);
         Optional<Duration> retryAfter = RetryAfter.parse(copy.getMessage().getHeader("Retry-After", String.class),
-                Instant.now());
+                clock.instant());
         return new Attempt(upstream, Attempt.classify(status, relayPresentsOwnKey), OptionalInt.of(status),
                 Integer.toString(status), retryAfter, latency, answer == null ? new byte[0] : answer);
     }
@@ -148,10 +143,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
 
     /** One line for a transport failure: "connection refused", "read timeout", … */
     private static String describe(Exception failure) {
-        Throwable root = failure;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
+        Throwable root = RootCause.of(failure);
         if (root instanceof SocketTimeoutException) {
             return "timeout: " + root.getMessage();
         }

@@ -29,7 +29,7 @@ public final class UpstreamRequest implements Processor {
 
     @Override
     public void process(Exchange exchange) {
-        SpoolEntry entry = exchange.getProperty(UpstreamFailover.ENTRY, SpoolEntry.class);
+        SpoolEntry entry = DeliveryExchange.entry(exchange);
         SpoolRequest request = entry.request();
         Message out = exchange.getIn();
         out.removeHeaders("*");
@@ -44,7 +44,6 @@ public final class UpstreamRequest implements Processor {
         }
         // Content type and encoding travel with the body, exactly as stored (see StoredBody).
         out.setBody(new StoredBody(request.body(), request.contentType(), request.contentEncoding()));
-        exchange.setProperty(UpstreamFailover.TARGET, request.target());
     }
 
     /** Ingest stores only POST; any other stored method (an entry of a damaged or foreign spool) cannot go out. */

@@ -17,9 +17,6 @@ public final class MetricsScrape implements Processor {
     @Override
     public void process(Exchange exchange) {
         Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
-        answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
-        answer.setBody(AnswerBody.text(registry.scrape()));
+        Answers.write(answer, 200, "text/plain; version=0.0.4; charset=utf-8", Answers.text(registry.scrape()));
     }
 }

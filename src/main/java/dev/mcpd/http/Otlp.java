@@ -2,7 +2,6 @@ package dev.mcpd.http;
 
 import java.util.Locale;
 import java.util.Set;
-import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 
 /** What both roles know of OTLP/HTTP: its export paths, and the answer an OpenTelemetry exporter expects. */
@@ -21,16 +20,13 @@ public final class Otlp {
 
     /**
      * The answer an OpenTelemetry exporter expects: 200 with an empty partial-success response, JSON when the request
-     * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes).
+     * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes). Returns the
+     * message, for headers of its own.
      */
-    public static void partialSuccess(Message answer, String requestContentType) {
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
+    public static Message partialSuccess(Message answer, String requestContentType) {
         if (requestContentType != null && requestContentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
-            answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-            answer.setBody(AnswerBody.text(JSON_PARTIAL_SUCCESS));
-        } else {
-            answer.setHeader(Exchange.CONTENT_TYPE, "application/x-protobuf");
-            answer.setBody(AnswerBody.of(new byte[0]));
+            return Answers.write(answer, 200, Answers.JSON, Answers.text(JSON_PARTIAL_SUCCESS));
         }
+        return Answers.write(answer, 200, "application/x-protobuf", Answers.of(new byte[0]));
     }
 }

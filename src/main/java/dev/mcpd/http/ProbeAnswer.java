@@ -27,10 +27,6 @@ public final class ProbeAnswer implements Processor {
     public void process(Exchange exchange) {
         Verdict v = verdict.get();
         Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, v.status());
-        answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; charset=utf-8");
-        // bytes, not a String: platform-http then sends a Content-Length instead of chunks
-        answer.setBody(AnswerBody.text(v.line() + "\n"));
+        Answers.line(answer, v.status(), v.line());
     }
 }

@@ -41,11 +41,8 @@ public final class RefusalAnswer implements Processor {
                 + " path=\"" + SenderText.quote(request.path()) + "\" remote="
                 + (request.remoteAddress() == null ? "-" : request.remoteAddress().host()));
         Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, refusal.status());
-        answer.setHeader(Exchange.CONTENT_TYPE, "text/plain; charset=utf-8");
+        Answers.line(answer, refusal.status(), refusal.reason());
         refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));
-        answer.setBody(AnswerBody.text(refusal.reason() + "\n"));
         if (refusal.bodyUnread() && request.version() != HttpVersion.HTTP_2) {
             FrontDoor.closeAfterAnswer(request);
             request.handler(discarded -> { }); // drain what is in flight until the close

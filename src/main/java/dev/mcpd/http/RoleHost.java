@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
-import java.util.stream.Collectors;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListenerSupport;
@@ -138,7 +137,8 @@ public final class RoleHost {
             main.stop();
             closeResources();
             vertx.close();
-            throw new StartFailure("cannot start the " + role + " on " + config.listen() + ": " + rootMessage(e), e);
+            throw new StartFailure("cannot start the " + role + " on " + config.listen() + ": "
+                    + RootCause.lines(e, 2), e);
         }
         return main;
     }
@@ -151,7 +151,7 @@ public final class RoleHost {
             main.stop();
             return main.getExitCode();
         } catch (Exception e) {
-            System.err.println("mcpd: " + role + " stopped: " + rootMessage(e));
+            System.err.println("mcpd: " + role + " stopped: " + RootCause.lines(e, 2));
             return 1;
         }
     }
@@ -179,22 +179,5 @@ public final class RoleHost {
         public StartFailure(String message, Throwable cause) {
             super(message, cause);
         }
-    }
-
-    /**
-     * The innermost cause's message on one line. A YAML route error spans several lines (message, "in file …, line N",
-     * the offending text, a caret): the first two say what and where.
-     */
-    static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        if (root.getMessage() == null) {
-            return root.getClass().getSimpleName();
-        }
-        String oneLine = root.getMessage().lines().map(String::strip).filter(l -> !l.isEmpty()).limit(2)
-                .collect(Collectors.joining(" "));
-        return oneLine.endsWith(":") ? oneLine.substring(0, oneLine.length() - 1) : oneLine;
     }
 }

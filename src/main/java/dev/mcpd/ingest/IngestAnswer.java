@@ -1,6 +1,6 @@
 package dev.mcpd.ingest;
 
-import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
 import dev.mcpd.http.VertxExchange;
@@ -21,15 +21,9 @@ public final class IngestAnswer implements Processor {
     @Override
     public void process(Exchange exchange) {
         var request = VertxExchange.request(exchange);
-        Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
+        Message answer = Otlp.isExportPath(IngestTargetCheck.of(exchange).path())
+                ? Otlp.partialSuccess(exchange.getMessage(), request.getHeader("Content-Type"))
+                : Answers.write(exchange.getMessage(), 202, Answers.JSON, Answers.text(NATIVE_BODY));
         answer.setHeader("mcpd-relay", "spooled");
-        if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
-            Otlp.partialSuccess(answer, request.getHeader("Content-Type"));
-        } else {
-            answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 202);
-            answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-            answer.setBody(AnswerBody.text(NATIVE_BODY));
-        }
     }
 }

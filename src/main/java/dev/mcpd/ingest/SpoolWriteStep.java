@@ -69,7 +69,8 @@ public final class SpoolWriteStep implements Processor {
      */
     private static Optional<Credential> senderCredential(Exchange exchange, HttpServerRequest request) {
         String verified = exchange.getProperty(SenderKeyCheck.VERIFIED_HEADER, String.class);
-        for (String header : verified != null ? new String[] {verified} : new String[] {"Authorization", "x-mcpd-key"}) {
+        String[] candidates = verified != null ? new String[] {verified} : new String[] {"Authorization", "x-mcpd-key"};
+        for (String header : candidates) {
             String value = request.getHeader(header);
             if (value != null) {
                 return Optional.of(new Credential(header, value));

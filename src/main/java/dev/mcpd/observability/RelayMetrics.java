@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import java.time.InstantSource;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -20,7 +21,8 @@ public final class RelayMetrics {
     private RelayMetrics() {
     }
 
-    public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters) {
+    public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters,
+                            InstantSource clock) {
         FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
                 .description("Requests written to the spool").register(registry);
         FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
@@ -36,7 +38,7 @@ public final class RelayMetrics {
                 .register(registry);
         Gauge.builder("mcpd.relay.spool.bytes", spool, Spool::bytes)
                 .description("Bytes held in the spool").register(registry);
-        Gauge.builder("mcpd.relay.spool.oldest.seconds", spool, RelayMetrics::oldestAgeSeconds)
+        Gauge.builder("mcpd.relay.spool.oldest.seconds", spool, s -> oldestAgeSeconds(s, clock))
                 .description("Age of the oldest waiting request, or 0").register(registry);
         for (var upstream : board.upstreams()) {
             Tags tags = Tags.of("upstream", upstream.label(), "order", Integer.toString(upstream.order()));
@@ -46,7 +48,8 @@ public final class RelayMetrics {
             FunctionCounter.builder("mcpd.relay.failed.attempts", board, viewOf(index, v -> v.failedAttempts()))
                     .description("Attempts an upstream did not accept").tags(tags).register(registry);
             Gauge.builder("mcpd.relay.upstream.up", board, viewOf(index, v -> v.up() ? 1 : 0))
-                    .description("1 when the upstream answered in the last 30 seconds, else 0").tags(tags)
+                    .description("1 when the upstream answered in the last " + board.upWindow().toSeconds()
+                            + " seconds, else 0").tags(tags)
                     .register(registry);
         }
         ProcessMetrics.bind(registry);
@@ -57,8 +60,8 @@ public final class RelayMetrics {
         return board -> value.applyAsDouble(board.views().get(index));
     }
 
-    private static double oldestAgeSeconds(Spool spool) {
+    private static double oldestAgeSeconds(Spool spool, InstantSource clock) {
         return spool.oldestReceivedAtMillis()
-                .map(received -> Math.max(0, System.currentTimeMillis() - received) / 1000.0).orElse(0.0);
+                .map(received -> Math.max(0, clock.millis() - received) / 1000.0).orElse(0.0);
     }
 }

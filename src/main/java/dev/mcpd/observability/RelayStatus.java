@@ -6,9 +6,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.UpstreamBoard;
-import dev.mcpd.http.AnswerBody;
+import dev.mcpd.http.Answers;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
+import java.time.InstantSource;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -26,21 +27,22 @@ public final class RelayStatus implements Processor {
     private final UpstreamBoard board;
     private final DeadLetters deadLetters;
     private final DeliveryWorkers workers;
+    private final InstantSource clock;
 
-    public RelayStatus(Spool spool, UpstreamBoard board, DeadLetters deadLetters, DeliveryWorkers workers) {
+    public RelayStatus(Spool spool, UpstreamBoard board, DeadLetters deadLetters, DeliveryWorkers workers,
+                       InstantSource clock) {
         this.spool = spool;
         this.board = board;
         this.deadLetters = deadLetters;
         this.workers = workers;
+        this.clock = clock;
     }
 
     @Override
     public void process(Exchange exchange) throws JsonProcessingException {
         Message answer = exchange.getMessage();
-        answer.removeHeaders("*");
-        answer.setHeader(Exchange.HTTP_RESPONSE_CODE, 200);
-        answer.setHeader(Exchange.CONTENT_TYPE, "application/json");
-        answer.setBody(AnswerBody.of(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(snapshot())));
+        Answers.write(answer, 200, Answers.JSON,
+                Answers.of(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(snapshot())));
     }
 
     ObjectNode snapshot() {
@@ -66,7 +68,7 @@ public final class RelayStatus implements Processor {
         spoolNode.put("bytes", spool.bytes());
         spoolNode.put("maxBytes", spool.maxBytes());
         spoolNode.put("oldestSeconds", spool.oldestReceivedAtMillis()
-                .map(received -> Math.max(0, System.currentTimeMillis() - received) / 1000).orElse(0L));
+                .map(received -> Math.max(0, clock.millis() - received) / 1000).orElse(0L));
         spoolNode.put("deadLetters", deadLetters.count());
         spoolNode.put("accepted", spool.accepted());
         spoolNode.put("refusedFull", spool.refusedFull());

@@ -8,6 +8,7 @@ import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.Map;
 import org.apache.camel.main.Main;
 import org.slf4j.Logger;
@@ -38,16 +39,21 @@ public final class RelayApplication implements AutoCloseable {
 
     /**
      * What is fixed in production but a test must make shorter: the upstream backoff, the probe interval and up
-     * window, and Camel properties such as the HTTP read timeout.
+     * window, Camel properties such as the HTTP read timeout, and the clock every time is read from.
      */
     public record Tuning(Backoff backoff, Duration probeInterval, Duration upWindow,
-                         Map<String, String> camelProperties) {
+                         Map<String, String> camelProperties, InstantSource clock) {
+        /** With the system clock. */
+        public Tuning(Backoff backoff, Duration probeInterval, Duration upWindow, Map<String, String> camelProperties) {
+            this(backoff, probeInterval, upWindow, camelProperties, InstantSource.system());
+        }
+
         public static Tuning standard() {
             return new Tuning(Backoff.standard(), PROBE_INTERVAL, UpstreamBoard.DEFAULT_UP_WINDOW, Map.of());
         }
 
         public Tuning withProbes(Duration interval, Duration window) {
-            return new Tuning(backoff, interval, window, camelProperties);
+            return new Tuning(backoff, interval, window, camelProperties, clock);
         }
     }
 

@@ -24,7 +24,6 @@ import dev.mcpd.spool.Spool;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,10 +52,9 @@ public final class RelayBeans implements AutoCloseable {
         this.tuning = tuning;
         this.spool = spool;
         this.deadLetters = deadLetters;
-        this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), InstantSource.system(),
-                tuning.upWindow());
+        this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow());
         this.workers = new DeliveryWorkers(config.workers());
-        RelayMetrics.bind(metrics, spool, board, deadLetters);
+        RelayMetrics.bind(metrics, spool, board, deadLetters, tuning.clock());
     }
 
     /** Opens the spool (recovering what an earlier run left) and its dead letters. */
@@ -80,12 +78,12 @@ public final class RelayBeans implements AutoCloseable {
         // delivery
         bind.accept("spool", new SpoolComponent(spool, workers));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
-        bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent()));
+        bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent(), tuning.clock()));
         bind.accept("deliveryOutcome", new DeliveryOutcome());
-        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters));
+        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock()));
         bind.accept("upstreamProbe", new UpstreamProbe(board));
         // visibility
-        bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers));
+        bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers, tuning.clock()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
         bind.accept("metricsScrape", new MetricsScrape(metrics));
     }
