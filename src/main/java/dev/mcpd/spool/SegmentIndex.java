@@ -46,7 +46,7 @@ final class SegmentIndex implements Closeable {
     /** Builds the index of a segment left by an earlier run: sealed, with its acknowledgements applied. */
     static SegmentIndex recovered(Path dir, SegmentScan scan) throws IOException {
         SegmentIndex index = new SegmentIndex(dir, scan.firstSeq());
-        for (SegmentWriter.Written entry : scan.entries()) {
+        for (EntryLocation entry : scan.entries()) {
             index.add(entry);
         }
         index.acks.readInto(index.done, index::indexOf);
@@ -56,7 +56,7 @@ final class SegmentIndex implements Closeable {
         return index;
     }
 
-    void add(SegmentWriter.Written entry) {
+    void add(EntryLocation entry) {
         if (count == seqs.length) {
             int grown = count * 2;
             seqs = Arrays.copyOf(seqs, grown);

@@ -40,7 +40,7 @@ import java.util.stream.Stream;
  * @param entries  its whole entries, in file order (sequence numbers ascending)
  * @param regions  the stretches holding no whole entry, in file order
  */
-record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entries, List<Region> regions) {
+record SegmentScan(Path segment, long firstSeq, List<EntryLocation> entries, List<Region> regions) {
 
     /**
      * Bytes of a segment that hold no whole entry.
@@ -112,7 +112,7 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
      */
     static SegmentScan of(Path segment, long nextFirstSeq) throws IOException {
         long firstSeq = SpoolFiles.firstSeqOf(segment);
-        List<SegmentWriter.Written> entries = new ArrayList<>();
+        List<EntryLocation> entries = new ArrayList<>();
         List<Region> regions = new ArrayList<>();
         try (RecordScanner scanner = new RecordScanner(segment, RecordCodec.ENTRY_MAGIC)) {
             long badFrom = -1;
@@ -157,7 +157,7 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
                     regions.add(new Region(badFrom, at - badFrom, false, reason));
                     badFrom = -1;
                 }
-                entries.add(new SegmentWriter.Written(seqAndTime[0], record.offset(), record.size(), seqAndTime[1]));
+                entries.add(new EntryLocation(seqAndTime[0], record.offset(), record.size(), seqAndTime[1]));
                 previousSeq = seqAndTime[0];
             }
             if (badFrom >= 0) {
@@ -229,7 +229,7 @@ record SegmentScan(Path segment, long firstSeq, List<SegmentWriter.Written> entr
         if (entries.isEmpty()) {
             return 0;
         }
-        SegmentWriter.Written last = entries.get(entries.size() - 1);
+        EntryLocation last = entries.get(entries.size() - 1);
         return last.offset() + last.size();
     }
 

@@ -23,10 +23,6 @@ import java.util.Map;
  */
 final class SegmentWriter implements Closeable {
 
-    /** Where one committed entry sits, and when it was received. */
-    record Written(long seq, long offset, int size, long receivedAtMillis) {
-    }
-
     /** The most one write call takes (see {@link #writeAll}). */
     static final int WRITE_SLICE_BYTES = 1 << 20;
 
@@ -105,14 +101,14 @@ final class SegmentWriter implements Closeable {
      * Appends the requests as entries {@code firstSeqOfBatch}, {@code firstSeqOfBatch + 1}, … and forces them to disk.
      * Returns only when every byte of the batch (and of any credential it introduced) is durable.
      */
-    List<Written> commit(long firstSeqOfBatch, List<SpoolRequest> batch) throws IOException {
+    List<EntryLocation> commit(long firstSeqOfBatch, List<SpoolRequest> batch) throws IOException {
         long dataStart = dataSize;
         long credentialsStart = credentialsSize;
         List<Credential> introduced = new ArrayList<>();
         try {
             List<ByteBuffer> credentialRecords = new ArrayList<>();
             List<ByteBuffer> buffers = new ArrayList<>(batch.size() * 3);
-            List<Written> written = new ArrayList<>(batch.size());
+            List<EntryLocation> written = new ArrayList<>(batch.size());
             long offset = dataSize;
             for (int i = 0; i < batch.size(); i++) {
                 SpoolRequest request = batch.get(i);
@@ -131,7 +127,7 @@ final class SegmentWriter implements Closeable {
                 }
                 RecordCodec.EncodedEntry encoded = RecordCodec.encodeEntry(firstSeqOfBatch + i, request, ref);
                 buffers.addAll(List.of(encoded.buffers()));
-                written.add(new Written(firstSeqOfBatch + i, offset, encoded.size(), request.receivedAtMillis()));
+                written.add(new EntryLocation(firstSeqOfBatch + i, offset, encoded.size(), request.receivedAtMillis()));
                 offset += encoded.size();
             }
             if (!credentialRecords.isEmpty()) {

@@ -89,13 +89,9 @@ public final class Spool implements Closeable {
     private final AtomicLong entries = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
-    private final long maxBytes;
-    /** Bytes stored plus bytes reserved by appends not yet committed: what admission compares with the bound. */
-    private final AtomicLong claimed = new AtomicLong();
+    private final SpoolBound bound;
     private final AtomicLong accepted = new AtomicLong();
-    private final AtomicLong refusedFull = new AtomicLong();
     private final AtomicLong corrupted = new AtomicLong();
-    private volatile long lastRefusedFullNanos = Long.MIN_VALUE;
     /** Why the last commit failed, until one succeeds again (or a probe shows the spool writable): readiness. */
     private volatile String writeProblem;
     private long lastWriteProbeNanos;
@@ -147,7 +143,7 @@ public final class Spool implements Closeable {
     private Spool(Path dir, Options options) {
         this.dir = dir;
         this.segmentTargetBytes = options.segmentTargetBytes();
-        this.maxBytes = options.maxBytes();
+        this.bound = new SpoolBound(options.maxBytes());
         this.committer = new Thread(this::commitLoop, "spool-committer");
     }
 
@@ -162,112 +158,20 @@ public final class Spool implements Closeable {
     /** Opens (creating if needed) the spool in {@code dir}, recovering what a previous run left there. */
     public static Spool open(Path dir, Options options) throws IOException {
         Spool spool = new Spool(dir, options);
-        spool.recover();
+        spool.adopt(SpoolRecovery.recover(dir));
         spool.committer.start();
         return spool;
     }
 
-    private void recover() throws IOException {
-        SpoolFiles.createDirectory(dir);
-        long highWater = 0;
-        List<Path> emptySegments = new ArrayList<>();
-        List<SegmentIndex> finished = new ArrayList<>();
-        for (SegmentScan scan : SegmentScan.scanAll(dir)) {
-            Path segment = scan.segment();
-            highWater = Math.max(highWater, scan.seqBound());
-            for (SegmentScan.Region torn : scan.tornTails()) {
-                LOG.info("spool segment {}: torn tail of {} bytes at offset {} ({}): a batch a crash interrupted"
-                        + " before it was acknowledged; never read as entries", segment.getFileName(),
-                        torn.length(), torn.offset(), torn.reason());
-            }
-            boolean damageKept = keepDamageAtStart(scan);
-            if (scan.entries().isEmpty()) {
-                if (damageKept) {
-                    emptySegments.add(segment);
-                    if (!scan.damaged().isEmpty()) {
-                        LOG.info("spool segment {} holds no whole entry: removed, its damaged bytes are kept in {}/",
-                                segment.getFileName(), Quarantine.DIRECTORY);
-                    }
-                }
-                continue;
-            }
-            SegmentIndex index = SegmentIndex.recovered(dir, scan);
-            if (!damageKept) {
-                index.retain();
-            }
-            if (index.finished()) {
-                finished.add(index);
-                continue;
-            }
-            segments.put(index.firstSeq, index);
-            entries.addAndGet(index.waiting());
-            bytes.addAndGet(index.waitingBytes());
-        }
-        claimed.set(bytes.get());
-        nextSeq = highWater + 1;
-        // The new segment's name records the high-water mark before the empty ones that held it go.
-        writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq);
-        active = new SegmentIndex(dir, nextSeq);
-        segments.put(active.firstSeq, active);
-        emptySegments.remove(SpoolFiles.segment(dir, nextSeq));
-        for (Path empty : emptySegments) {
-            new SegmentIndex(dir, SpoolFiles.firstSeqOf(empty)).delete();
-        }
-        for (SegmentIndex done : finished) {
-            done.delete();
-        }
-        if (!emptySegments.isEmpty() || !finished.isEmpty()) {
-            SpoolFiles.forceDirectory(dir);
-        }
-        LOG.info("spool at {}: {} entries, {} bytes waiting; next sequence number {}", dir, entries.get(),
-                bytes.get(), nextSeq);
-    }
-
-    /**
-     * Copies each damaged region of a segment to {@code corrupt/} (once: a region kept at an earlier start is not
-     * copied again), one log line each. Never throws: a copy that fails is logged, and the segment is then kept as it
-     * is (never deleted) so the next start tries again. Returns whether every damaged region is safely kept.
-     */
-    private boolean keepDamageAtStart(SegmentScan scan) {
-        List<SegmentScan.Region> damaged = scan.damaged();
-        if (damaged.isEmpty()) {
-            return true;
-        }
-        Path segment = scan.segment();
-        boolean allKept = true;
-        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
-            for (SegmentScan.Region region : damaged) {
-                String name = Quarantine.name(scan.firstSeq(), region.offset());
-                try {
-                    Quarantine.Kept kept = Quarantine.keep(dir, scan.firstSeq(), channel, region.offset(),
-                            region.length());
-                    name = kept.name();
-                    if (kept.now()) {
-                        corrupted.incrementAndGet();
-                        LOG.warn("spool segment {}: {} damaged bytes at offset {} ({}); kept in {}/{}, the whole"
-                                + " entries before and after them are delivered", segment.getFileName(),
-                                region.length(), region.offset(), region.reason(), Quarantine.DIRECTORY, name);
-                    } else {
-                        LOG.info("spool segment {}: {} damaged bytes at offset {} were kept in {}/{} at an earlier"
-                                + " start", segment.getFileName(), region.length(), region.offset(),
-                                Quarantine.DIRECTORY, name);
-                    }
-                } catch (IOException e) {
-                    allKept = false;
-                    corrupted.incrementAndGet();
-                    LOG.error("spool segment {}: {} damaged bytes at offset {} ({}) could not be kept in {}/{} ({});"
-                            + " the segment is left as it is and the next start tries again",
-                            segment.getFileName(), region.length(), region.offset(), region.reason(),
-                            Quarantine.DIRECTORY, name, e.toString());
-                }
-            }
-        } catch (IOException e) {
-            LOG.error("spool segment {}: {} damaged region(s) could not be read to keep them ({}); the segment is"
-                    + " left as it is", segment.getFileName(), damaged.size(), e.toString());
-            corrupted.addAndGet(damaged.size());
-            return false;
-        }
-        return allKept;
+    private void adopt(SpoolRecovery.Recovered recovered) {
+        segments.putAll(recovered.segments());
+        active = recovered.active();
+        writer = recovered.writer();
+        nextSeq = recovered.nextSeq();
+        entries.set(recovered.entries());
+        bytes.set(recovered.bytes());
+        bound.recovered(recovered.bytes());
+        corrupted.set(recovered.corrupted());
     }
 
     /**
@@ -281,8 +185,8 @@ public final class Spool implements Closeable {
             return receipt;
         }
         long size = RecordCodec.entrySize(request);
-        if (!reserve(size)) {
-            receipt.completeExceptionally(new SpoolFullException(maxBytes));
+        if (!bound.reserve(size)) {
+            receipt.completeExceptionally(new SpoolFullException(bound.maxBytes()));
             return receipt;
         }
         queue.add(new PendingAppend(request, receipt, size));
@@ -290,41 +194,16 @@ public final class Spool implements Closeable {
     }
 
     /**
-     * Admission (SPEC §6): an entry is taken only if the bytes stored, plus those reserved by entries being written,
-     * plus its own stored size fit within the bound. The reservation is one compare-and-set, so two concurrent
-     * requests can never both slip past the bound: it is never exceeded, not even by one request.
-     */
-    private boolean reserve(long size) {
-        while (true) {
-            long now = claimed.get();
-            if (now + size > maxBytes || now + size < 0) {
-                refusedFull.incrementAndGet();
-                lastRefusedFullNanos = System.nanoTime();
-                return false;
-            }
-            if (claimed.compareAndSet(now, now + size)) {
-                return true;
-            }
-        }
-    }
-
-    /**
      * Whether a request with a body of {@code bodyBytes} could be taken now: an early, cheap check before its body is
      * read (the append checks again, atomically). A "no" counts as a refusal.
      */
     public boolean admits(long bodyBytes) {
-        long room = maxBytes - claimed.get() - RecordCodec.MIN_ENTRY_BYTES; // subtracted: a huge body cannot overflow
-        if (Math.max(bodyBytes, 0) > room) {
-            refusedFull.incrementAndGet();
-            lastRefusedFullNanos = System.nanoTime();
-            return false;
-        }
-        return true;
+        return bound.admits(bodyBytes);
     }
 
     /** The bound, in stored bytes. */
     public long maxBytes() {
-        return maxBytes;
+        return bound.maxBytes();
     }
 
     /** Entries taken since start. */
@@ -334,13 +213,12 @@ public final class Spool implements Closeable {
 
     /** Requests refused since start because they would not fit. */
     public long refusedFull() {
-        return refusedFull.get();
+        return bound.refused();
     }
 
     /** Whether a request was refused for lack of space within {@code window}. */
     public boolean refusedFullWithin(Duration window) {
-        long last = lastRefusedFullNanos;
-        return last != Long.MIN_VALUE && System.nanoTime() - last <= window.toNanos();
+        return bound.refusedWithin(window);
     }
 
     /**
@@ -454,7 +332,7 @@ public final class Spool implements Closeable {
                     lost++;
                     entries.decrementAndGet();
                     bytes.addAndGet(-segment.size(i));
-                    claimed.addAndGet(-segment.size(i));
+                    bound.giveBack(segment.size(i));
                 }
             }
             if (lost > 0) {
@@ -491,7 +369,7 @@ public final class Spool implements Closeable {
             if (segment.markDone(handout.index())) {
                 entries.decrementAndGet();
                 bytes.addAndGet(-segment.size(handout.index()));
-                claimed.addAndGet(-segment.size(handout.index()));
+                bound.giveBack(segment.size(handout.index()));
             }
             if (segment.finished()) {
                 segments.remove(segment.firstSeq);
@@ -600,12 +478,12 @@ public final class Spool implements Closeable {
             }
             long first = nextSeq;
             nextSeq += batch.size();
-            List<SegmentWriter.Written> written = writer.commit(first, requests);
+            List<EntryLocation> written = writer.commit(first, requests);
             commits.incrementAndGet();
             writable();
             lock.lock();
             try {
-                for (SegmentWriter.Written entry : written) {
+                for (EntryLocation entry : written) {
                     active.add(entry);
                     entries.incrementAndGet();
                     bytes.addAndGet(entry.size());
@@ -616,11 +494,11 @@ public final class Spool implements Closeable {
                 lock.unlock();
             }
             for (int i = 0; i < batch.size(); i++) {
-                SegmentWriter.Written entry = written.get(i);
+                EntryLocation entry = written.get(i);
                 // The reservation was computed without encoding: should it ever differ, the stored size wins.
                 long misestimate = entry.size() - batch.get(i).reserved();
                 if (misestimate != 0) {
-                    claimed.addAndGet(misestimate);
+                    bound.giveBack(-misestimate);
                 }
                 batch.get(i).receipt().complete(new SpoolReceipt(entry.seq(), entry.size()));
             }
@@ -630,7 +508,7 @@ public final class Spool implements Closeable {
             // Logged once per batch at DEBUG: the ingest step says it to the operator, a line a second at most.
             LOG.debug("spool write of {} entries failed: {}", batch.size(), e.toString());
             for (PendingAppend pending : batch) {
-                claimed.addAndGet(-pending.reserved());
+                bound.giveBack(pending.reserved());
                 pending.receipt().completeExceptionally(failure);
             }
         }

@@ -147,7 +147,7 @@ public final class SpoolReader {
                 if (done.get(i)) {
                     continue;
                 }
-                SegmentWriter.Written entry = scan.entries().get(i);
+                EntryLocation entry = scan.entries().get(i);
                 int ref = RecordCodec.credentialRefAt(channel, entry.offset());
                 if (ref != 0 && !credentials.credentials().containsKey(ref)) {
                     lost.computeIfAbsent(ref, unused -> new ArrayList<>()).add(entry.seq());
@@ -200,7 +200,7 @@ public final class SpoolReader {
     }
 
     /** Entries of a segment are in ascending seq order: a binary search finds one. */
-    private static int indexOf(List<SegmentWriter.Written> entries, long seq) {
+    private static int indexOf(List<EntryLocation> entries, long seq) {
         int low = 0;
         int high = entries.size() - 1;
         while (low <= high) {
@@ -224,7 +224,7 @@ public final class SpoolReader {
         Credential find(int ref) throws IOException;
     }
 
-    static SpoolEntry readEntry(FileChannel channel, SegmentWriter.Written location, CredentialLookup credentials)
+    static SpoolEntry readEntry(FileChannel channel, EntryLocation location, CredentialLookup credentials)
             throws IOException, CorruptRecordException {
         return readEntry(channel, location.offset(), location.size(), credentials);
     }

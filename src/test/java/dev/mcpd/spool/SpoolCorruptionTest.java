@@ -110,7 +110,7 @@ class SpoolCorruptionTest {
     @Test
     void aFlippedByteInAMiddleRecordHidesOnlyThatRecordWhichIsKeptInCorruptLoggedOnceAndCounted() throws Exception {
         Path segment = spoolRun("/m0", "/m1", "/m2", "/m3", "/m4");
-        SegmentWriter.Written third = SegmentScan.of(segment).entries().get(2);
+        EntryLocation third = SegmentScan.of(segment).entries().get(2);
         byte[] original = Files.readAllBytes(segment);
         flipByte(segment, third.offset() + third.size() - 7); // inside /m2's body
         byte[] damaged = Files.readAllBytes(segment);
@@ -140,7 +140,7 @@ class SpoolCorruptionTest {
     @Test
     void theReaderResynchronisesAfterADamagedRecordAsTheSpoolDoes() throws Exception {
         Path segment = spoolRun("/r0", "/r1", "/r2");
-        SegmentWriter.Written second = SegmentScan.of(segment).entries().get(1);
+        EntryLocation second = SegmentScan.of(segment).entries().get(1);
         flipByte(segment, second.offset() + 2); // inside its magic: the frame itself is broken
 
         SpoolReader.Contents contents = SpoolReader.read(dir);
@@ -153,7 +153,7 @@ class SpoolCorruptionTest {
     @Test
     void reopeningTwiceDoesNotKeepTheSameDamageTwiceNorCountOrWarnAgain() throws Exception {
         Path segment = spoolRun("/o0", "/o1", "/o2");
-        SegmentWriter.Written second = SegmentScan.of(segment).entries().get(1);
+        EntryLocation second = SegmentScan.of(segment).entries().get(1);
         flipByte(segment, second.offset() + second.size() - 1);
 
         try (Spool spool = Spool.open(dir)) {
@@ -201,7 +201,7 @@ class SpoolCorruptionTest {
     void aSealedSegmentCutShortInsideARecordIsDamageNotATornTail() throws Exception {
         Path first = spoolRun("/c0", "/c1", "/c2");
         spoolRun("/c3", "/c4");
-        SegmentWriter.Written last = SegmentScan.of(first).entries().get(2);
+        EntryLocation last = SegmentScan.of(first).entries().get(2);
         byte[] before = Files.readAllBytes(first);
         try (FileChannel channel = FileChannel.open(first, StandardOpenOption.WRITE)) {
             channel.truncate(last.offset() + 50); // the file system lost the end of an acknowledged record
@@ -280,7 +280,7 @@ class SpoolCorruptionTest {
             }
             List<Path> segments = SegmentScan.segmentsIn(dir);
             Path segment = segments.get(segments.size() - 1);
-            SegmentWriter.Written second = SegmentScan.of(segment).entries().get(1);
+            EntryLocation second = SegmentScan.of(segment).entries().get(1);
             flipByte(segment, second.offset() + second.size() - 3);
             log.list.clear();
 
@@ -295,8 +295,8 @@ class SpoolCorruptionTest {
     @Test
     void damageKeptAtDeliveryIsNotKeptAgainAtTheNextStartUnlessItGrew() throws Exception {
         Path segment;
-        SegmentWriter.Written second;
-        SegmentWriter.Written third;
+        EntryLocation second;
+        EntryLocation third;
         try (Spool spool = Spool.open(dir)) {
             for (int i = 0; i < 4; i++) {
                 spool.append(request("/k" + i, 100)).get(10, TimeUnit.SECONDS);
@@ -321,8 +321,8 @@ class SpoolCorruptionTest {
 
         Path again = spoolRun("/n0", "/n1", "/n2", "/n3");
         long base = SpoolFiles.firstSeqOf(again);
-        SegmentWriter.Written one = SegmentScan.of(again).entries().get(1);
-        SegmentWriter.Written two = SegmentScan.of(again).entries().get(2);
+        EntryLocation one = SegmentScan.of(again).entries().get(1);
+        EntryLocation two = SegmentScan.of(again).entries().get(2);
         flipByte(again, one.offset() + one.size() - 3);
         try (Spool spool = Spool.open(dir)) {
             assertEquals(1, spool.corrupted());
