@@ -1,9 +1,9 @@
 package dev.mcpd.cli;
 
 import java.io.PrintWriter;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -18,16 +18,13 @@ public final class ConfigCommand implements Callable<Integer> {
     @ParentCommand
     private Mcpd mcpd;
 
-    @Mixin
-    private CommonOptions options;
-
     @Spec
     private CommandSpec spec;
 
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        mcpd.config(options).describe().forEach(out::println);
+        mcpd.config(spec, Optional.empty()).describe().forEach(out::println);
         out.flush();
         return Mcpd.EXIT_OK;
     }

@@ -2,17 +2,21 @@ package dev.mcpd.cli;
 
 import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Options;
+import dev.mcpd.config.Role;
 import dev.mcpd.relay.RelayApplication;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.ToIntFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine;
@@ -36,10 +40,6 @@ public final class Mcpd implements Callable<Integer> {
     static final int EXIT_FAILURE = 1;
     /** The command line or the configuration is wrong (SPEC §1). */
     static final int EXIT_USAGE = 2;
-
-    /** The options written before the command. */
-    @Mixin
-    private CommonOptions options;
 
     @Spec
     private CommandSpec spec;
@@ -80,7 +80,16 @@ public final class Mcpd implements Callable<Integer> {
     static int execute(Map<String, String> environment, PrintWriter out, PrintWriter err,
                        ToIntFunction<McpdConfig> relay, ToIntFunction<McpdConfig> serve, String... args) {
         OneLineErrors errors = new OneLineErrors();
-        CommandLine commandLine = new CommandLine(new Mcpd(environment, relay, serve))
+        CommandLine commandLine = new CommandLine(new Mcpd(environment, relay, serve));
+        CommandOptions.addTo(commandLine.getCommandSpec(), Options.ALL);
+        CommandOptions.addTo(commandLine.getSubcommands().get("relay").getCommandSpec(), Options.of(Role.RELAY));
+        CommandOptions.addTo(commandLine.getSubcommands().get("serve").getCommandSpec(), Options.of(Role.SERVE));
+        CommandOptions.addTo(commandLine.getSubcommands().get("config").getCommandSpec(), Options.ALL);
+        CommandOptions.addTo(commandLine.getSubcommands().get("relay").getSubcommands().get("spool")
+                .getSubcommands().get("check").getCommandSpec(), List.of(Options.DATA, Options.SPOOL_DIR));
+        commandLine.getHelpSectionMap().put(CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIST,
+                Mcpd::commandList);
+        commandLine
                 .setOut(out)
                 .setErr(err)
                 // "--data a --data b" means b, as in most tools, not an error.
@@ -106,9 +115,28 @@ public final class Mcpd implements Callable<Integer> {
         return EXIT_USAGE;
     }
 
-    McpdConfig config(CommonOptions afterCommand) {
-        return McpdConfig.from(CommonOptions.merge(options, afterCommand), environment);
+    /**
+     * The configuration of the command {@code leaf}: the flags written before it and after it (see
+     * {@link CommandOptions#given}), then the environment. With a role, only that role's options may be written.
+     */
+    McpdConfig config(CommandSpec leaf, Optional<Role> role) {
+        return McpdConfig.from(CommandOptions.given(leaf, role), environment);
     }
+
+    /** The commands {@code mcpd --help} lists, the one nested command ({@code relay spool check}) among them. */
+    private static String commandList(CommandLine.Help help) {
+        StringBuilder list = new StringBuilder();
+        for (String[] command : COMMANDS) {
+            list.append(String.format(Locale.ROOT, "  %-20s%s%n", command[0], command[1]));
+        }
+        return list.toString();
+    }
+
+    private static final String[][] COMMANDS = {
+        {"relay", "run the relay in the foreground"},
+        {"relay spool check", "read-only fsck of the relay's spool"},
+        {"serve", "run the collector in the foreground"},
+        {"config", "print the effective configuration, one line per section, and exit"}};
 
     int runRelay(McpdConfig config) {
         return relay.applyAsInt(config);

@@ -2,10 +2,13 @@ package dev.mcpd.cli;
 
 import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Role;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /** {@code mcpd relay}: run the relay in the foreground (SPEC §2–§7). */
 @Command(name = "relay", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
@@ -19,12 +22,12 @@ public final class RelayCommand implements Callable<Integer> {
     @ParentCommand
     private Mcpd mcpd;
 
-    @Mixin
-    private CommonOptions options;
+    @Spec
+    private CommandSpec spec;
 
     @Override
     public Integer call() {
-        McpdConfig config = mcpd.config(options);
+        McpdConfig config = mcpd.config(spec, Optional.of(Role.RELAY));
         // A relay with nowhere to deliver would fill its spool and then refuse everything: refuse to start.
         if (config.upstreams().isEmpty()) {
             throw new ConfigException(NO_UPSTREAM);

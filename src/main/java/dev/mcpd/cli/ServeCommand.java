@@ -1,9 +1,12 @@
 package dev.mcpd.cli;
 
+import dev.mcpd.config.Role;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /** {@code mcpd serve}: run the collector in the foreground (SPEC §8, §9). */
 @Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
@@ -14,11 +17,11 @@ public final class ServeCommand implements Callable<Integer> {
     @ParentCommand
     private Mcpd mcpd;
 
-    @Mixin
-    private CommonOptions options;
+    @Spec
+    private CommandSpec spec;
 
     @Override
     public Integer call() {
-        return mcpd.runServe(mcpd.config(options));
+        return mcpd.runServe(mcpd.config(spec, Optional.of(Role.SERVE)));
     }
 }

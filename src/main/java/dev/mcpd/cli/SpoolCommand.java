@@ -2,16 +2,16 @@ package dev.mcpd.cli;
 
 import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Role;
 import dev.mcpd.spool.SpoolReader;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
+import java.util.Optional;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
@@ -53,17 +53,13 @@ final class SpoolCommand implements Callable<Integer> {
                 "2:the command line is wrong, or there is no spool at the directory named"})
     static final class Check implements Callable<Integer> {
 
-        @Mixin
-        private CommonOptions options;
-
         @Spec
         private CommandSpec spec;
 
         @Override
         public Integer call() throws IOException {
-            CommandSpec relay = spec.parent().parent();
-            Mcpd mcpd = (Mcpd) relay.parent().userObject();
-            McpdConfig config = mcpd.config(afterRelay(optionsOf(relay), options));
+            Mcpd mcpd = (Mcpd) spec.root().userObject();
+            McpdConfig config = mcpd.config(spec, Optional.of(Role.RELAY));
             Path dir = config.relaySpoolDir();
             if (!Files.isDirectory(dir)) {
                 throw new ConfigException("no spool at " + dir + ": name it with --data or --spool-dir, as for relay");
@@ -90,39 +86,6 @@ final class SpoolCommand implements Callable<Integer> {
 
         private static void line(PrintWriter out, String fact, String value) {
             out.println(String.format(Locale.ROOT, "%-16s%s", fact, value));
-        }
-
-        private static CommonOptions optionsOf(CommandSpec command) {
-            return command.mixins().values().stream()
-                    .map(CommandSpec::userObject)
-                    .filter(CommonOptions.class::isInstance)
-                    .map(CommonOptions.class::cast)
-                    .findFirst()
-                    .orElseGet(CommonOptions::new);
-        }
-
-        /** The options after {@code relay}, then those after {@code check}: a later single value wins. */
-        private static CommonOptions afterRelay(CommonOptions relay, CommonOptions check) {
-            CommonOptions merged = new CommonOptions();
-            for (CommonOptions given : List.of(relay, check)) {
-                merged.listen = later(merged.listen, given.listen);
-                merged.data = later(merged.data, given.data);
-                merged.spoolDir = later(merged.spoolDir, given.spoolDir);
-                merged.upstreams.addAll(given.upstreams);
-                merged.ingestKey = later(merged.ingestKey, given.ingestKey);
-                merged.upstreamKey = later(merged.upstreamKey, given.upstreamKey);
-                merged.spoolMaxBytes = later(merged.spoolMaxBytes, given.spoolMaxBytes);
-                merged.maxBodyBytes = later(merged.maxBodyBytes, given.maxBodyBytes);
-                merged.requestTimeoutSeconds = later(merged.requestTimeoutSeconds, given.requestTimeoutSeconds);
-                merged.workers = later(merged.workers, given.workers);
-                merged.quotaPerMinute = later(merged.quotaPerMinute, given.quotaPerMinute);
-                merged.routes = later(merged.routes, given.routes);
-            }
-            return merged;
-        }
-
-        private static String later(String earlier, String later) {
-            return later != null ? later : earlier;
         }
     }
 }

@@ -11,7 +11,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -22,7 +21,8 @@ import java.util.stream.Collectors;
  * <p>Every instance is valid: the canonical constructor checks each value, so a component that is handed
  * a config never checks it again. {@link #from(Map, Map)} builds one from command-line flags and
  * environment variables, with SPEC §1's precedence (flag, then variable, then default) and errors that
- * name the flag or variable the bad value came from. Nothing else in mcpd reads flags or the environment.
+ * name the flag or variable the bad value came from. Nothing else in mcpd reads flags or the environment. Each
+ * option is declared once, in {@link Options}.
  *
  * @param listen         ingest, probes and metrics address ({@code --listen})
  * @param data           the collector store: a file path (embedded SQLite) or a {@code postgres://} URL;
@@ -70,43 +70,6 @@ public record McpdConfig(
     private static final Pattern WHOLE_NUMBER = Pattern.compile("\\d+");
     private static final int SECTION_WIDTH = 16;
 
-    /** The options of SPEC §1, each with its flag and its environment variable. */
-    public enum Option {
-        LISTEN("--listen"),
-        DATA("--data"),
-        SPOOL_DIR("--spool-dir"),
-        // The one exception to MCPD_<NAME>: the variable holds the whole list.
-        UPSTREAM("--upstream", "MCPD_UPSTREAMS"),
-        INGEST_KEY("--ingest-key"),
-        UPSTREAM_KEY("--upstream-key"),
-        SPOOL_MAX_BYTES("--spool-max-bytes"),
-        MAX_BODY_BYTES("--max-body-bytes"),
-        REQUEST_TIMEOUT_SECONDS("--request-timeout-seconds"),
-        WORKERS("--workers"),
-        QUOTA_PER_MINUTE("--quota-per-minute"),
-        ROUTES("--routes");
-
-        private final String flag;
-        private final String environmentVariable;
-
-        Option(String flag) {
-            this(flag, "MCPD_" + flag.substring(2).toUpperCase(Locale.ROOT).replace('-', '_'));
-        }
-
-        Option(String flag, String environmentVariable) {
-            this.flag = flag;
-            this.environmentVariable = environmentVariable;
-        }
-
-        public String flag() {
-            return flag;
-        }
-
-        public String environmentVariable() {
-            return environmentVariable;
-        }
-    }
-
     /** Checks every value; a bad one is a {@link ConfigException} naming the option and its variable. */
     public McpdConfig {
         Objects.requireNonNull(listen, "listen");
@@ -117,16 +80,16 @@ public record McpdConfig(
         Objects.requireNonNull(upstreamKey, "upstreamKey");
         Objects.requireNonNull(requestTimeout, "requestTimeout");
         Objects.requireNonNull(routes, "routes");
-        check(Option.DATA, () -> checkData(data));
+        check(Options.DATA, () -> checkData(data));
         for (URI upstream : upstreams) {
-            check(Option.UPSTREAM, () -> checkUpstream(upstream));
+            check(Options.UPSTREAM, () -> checkUpstream(upstream));
         }
-        check(Option.SPOOL_MAX_BYTES, () -> atLeastOneByte(spoolMaxBytes));
-        check(Option.MAX_BODY_BYTES, () -> atLeastOneByte(maxBodyBytes));
-        check(Option.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
-        check(Option.WORKERS, () -> checkWorkers(workers));
-        check(Option.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
-        routes.ifPresent(dir -> check(Option.ROUTES, () -> existingDirectory(dir)));
+        check(Options.SPOOL_MAX_BYTES, () -> atLeastOneByte(spoolMaxBytes));
+        check(Options.MAX_BODY_BYTES, () -> atLeastOneByte(maxBodyBytes));
+        check(Options.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
+        check(Options.WORKERS, () -> checkWorkers(workers));
+        check(Options.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
+        routes.ifPresent(dir -> check(Options.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
         upstreams = List.copyOf(upstreams);
     }
@@ -142,26 +105,22 @@ public record McpdConfig(
      * @param environment the process environment (injected so tests need not set real variables)
      * @throws ConfigException naming the flag or variable of the first bad value
      */
-    public static McpdConfig from(Map<Option, List<String>> flags, Map<String, String> environment) {
+    public static McpdConfig from(Map<Option<?>, List<String>> flags, Map<String, String> environment) {
         Sources given = new Sources(flags, environment);
-        String data = given.single(Option.DATA, McpdConfig::checkData).orElse(DEFAULT_DATA);
+        String data = given.single(Options.DATA).orElse(DEFAULT_DATA);
         return new McpdConfig(
-                given.single(Option.LISTEN, ListenAddress::parse).orElse(DEFAULT_LISTEN),
+                given.single(Options.LISTEN).orElse(DEFAULT_LISTEN),
                 data,
-                given.single(Option.SPOOL_DIR, McpdConfig::parseDirectory).orElseGet(() -> defaultSpoolDir(data)),
-                given.upstreams(),
-                given.single(Option.INGEST_KEY, Secret::of),
-                given.single(Option.UPSTREAM_KEY, Secret::of),
-                given.single(Option.SPOOL_MAX_BYTES, text -> atLeastOneByte(ByteSize.parse(text)))
-                        .orElse(DEFAULT_SPOOL_MAX_BYTES),
-                given.single(Option.MAX_BODY_BYTES, text -> atLeastOneByte(ByteSize.parse(text)))
-                        .orElse(DEFAULT_MAX_BODY_BYTES),
-                given.single(Option.REQUEST_TIMEOUT_SECONDS,
-                                text -> checkRequestTimeout(Duration.ofSeconds(wholeNumber(text))))
-                        .orElse(DEFAULT_REQUEST_TIMEOUT),
-                given.single(Option.WORKERS, text -> checkWorkers(wholeNumber(text))).orElse(DEFAULT_WORKERS),
-                given.single(Option.QUOTA_PER_MINUTE, text -> checkQuota(wholeNumber(text))).orElse(0L),
-                given.single(Option.ROUTES, text -> existingDirectory(parseDirectory(text))));
+                given.single(Options.SPOOL_DIR).orElseGet(() -> defaultSpoolDir(data)),
+                given.list(Options.UPSTREAM),
+                given.single(Options.INGEST_KEY),
+                given.single(Options.UPSTREAM_KEY),
+                given.single(Options.SPOOL_MAX_BYTES).orElse(DEFAULT_SPOOL_MAX_BYTES),
+                given.single(Options.MAX_BODY_BYTES).orElse(DEFAULT_MAX_BODY_BYTES),
+                given.single(Options.REQUEST_TIMEOUT_SECONDS).orElse(DEFAULT_REQUEST_TIMEOUT),
+                given.single(Options.WORKERS).orElse(DEFAULT_WORKERS),
+                given.single(Options.QUOTA_PER_MINUTE).orElse(0L),
+                given.single(Options.ROUTES));
     }
 
     /** The configuration given by environment variables alone (no flags): handy for tests. */
@@ -245,7 +204,7 @@ public record McpdConfig(
 
     // ---- values: each check returns the value or throws IllegalArgumentException saying what is wrong
 
-    private static String checkData(String data) {
+    static String checkData(String data) {
         if (data.isBlank()) {
             throw new IllegalArgumentException("the value is empty: name a file or a postgres:// URL");
         }
@@ -263,14 +222,14 @@ public record McpdConfig(
         return data;
     }
 
-    private static Path existingDirectory(Path dir) {
+    static Path existingDirectory(Path dir) {
         if (!java.nio.file.Files.isDirectory(dir)) {
             throw new IllegalArgumentException("\"" + dir + "\" is not a directory");
         }
         return dir;
     }
 
-    private static Path parseDirectory(String text) {
+    static Path parseDirectory(String text) {
         if (text.isBlank()) {
             throw new IllegalArgumentException("the value is empty: name a directory");
         }
@@ -285,11 +244,11 @@ public record McpdConfig(
         }
     }
 
-    private static URI parseUpstream(String text) {
+    static URI parseUpstream(String text) {
         return checkUpstream(parseUri(text.strip(), "is not an upstream URL"));
     }
 
-    private static URI checkUpstream(URI upstream) {
+    static URI checkUpstream(URI upstream) {
         String scheme = upstream.getScheme() == null ? "" : upstream.getScheme().toLowerCase(Locale.ROOT);
         if (!upstream.isAbsolute() || !(scheme.equals("http") || scheme.equals("https"))) {
             throw new IllegalArgumentException("\"" + redact(upstream.toString())
@@ -322,14 +281,14 @@ public record McpdConfig(
         }
     }
 
-    private static long atLeastOneByte(long bytes) {
+    static long atLeastOneByte(long bytes) {
         if (bytes < 1) {
             throw new IllegalArgumentException(bytes + " bytes is too small: use at least 1 byte");
         }
         return bytes;
     }
 
-    private static Duration checkRequestTimeout(Duration timeout) {
+    static Duration checkRequestTimeout(Duration timeout) {
         if (timeout.compareTo(Duration.ofSeconds(1)) < 0
                 || timeout.compareTo(Duration.ofSeconds(MAX_REQUEST_TIMEOUT_SECONDS)) > 0) {
             throw new IllegalArgumentException(timeout.toSeconds() + " seconds is out of range: use 1 to "
@@ -338,7 +297,7 @@ public record McpdConfig(
         return timeout;
     }
 
-    private static long checkQuota(long quota) {
+    static long checkQuota(long quota) {
         if (quota < 0) {
             throw new IllegalArgumentException(quota + " is not a quota: use a whole number of requests per minute,"
                     + " or 0 for none");
@@ -346,14 +305,14 @@ public record McpdConfig(
         return quota;
     }
 
-    private static int checkWorkers(long workers) {
+    static int checkWorkers(long workers) {
         if (workers < 1 || workers > MAX_WORKERS) {
             throw new IllegalArgumentException(workers + " workers is out of range: use 1 to " + MAX_WORKERS);
         }
         return (int) workers;
     }
 
-    private static long wholeNumber(String text) {
+    static long wholeNumber(String text) {
         String digits = text.strip();
         if (!WHOLE_NUMBER.matcher(digits).matches()) {
             throw new IllegalArgumentException("\"" + text + "\" is not a whole number");
@@ -382,7 +341,7 @@ public record McpdConfig(
     }
 
     /** Runs a check of a value given in code: the error names the option and its variable. */
-    private static <T> T check(Option option, Supplier<T> value) {
+    private static <T> T check(Option<?> option, Supplier<T> value) {
         return check(option.flag() + " (" + option.environmentVariable() + ")", value);
     }
 
@@ -400,51 +359,51 @@ public record McpdConfig(
      * flag or the environment variable the text came from.
      */
     private static final class Sources {
-        private final Map<Option, List<String>> flags;
+        private final Map<Option<?>, List<String>> flags;
         private final Map<String, String> environment;
 
-        Sources(Map<Option, List<String>> flags, Map<String, String> environment) {
+        Sources(Map<Option<?>, List<String>> flags, Map<String, String> environment) {
             this.flags = flags;
             this.environment = environment;
         }
 
-        <T> Optional<T> single(Option option, Function<String, T> parse) {
+        <T> Optional<T> single(Option<T> option) {
             List<String> values = flags.getOrDefault(option, List.of());
             if (!values.isEmpty()) {
                 String last = values.get(values.size() - 1);
-                return Optional.of(fromFlag(option, () -> parse.apply(last)));
+                return Optional.of(fromFlag(option, () -> option.parse(last)));
             }
-            return variable(option).map(text -> fromVariable(option, () -> parse.apply(text)));
+            return variable(option).map(text -> fromVariable(option, () -> option.parse(text)));
         }
 
-        List<URI> upstreams() {
-            List<String> values = flags.getOrDefault(Option.UPSTREAM, List.of());
-            List<URI> upstreams = new ArrayList<>();
+        <T> List<T> list(Option<T> option) {
+            List<String> values = flags.getOrDefault(option, List.of());
+            List<T> parsed = new ArrayList<>();
             if (!values.isEmpty()) {
                 for (String text : values) {
-                    upstreams.add(fromFlag(Option.UPSTREAM, () -> parseUpstream(text)));
+                    parsed.add(fromFlag(option, () -> option.parse(text)));
                 }
-                return upstreams;
+                return parsed;
             }
-            for (String text : variable(Option.UPSTREAM).orElse("").split(",")) {
-                // Blank entries (a trailing comma, "a,,b") are slips, not upstreams.
+            for (String text : variable(option).orElse("").split(",")) {
+                // Blank entries (a trailing comma, "a,,b") are slips, not values.
                 if (!text.isBlank()) {
-                    upstreams.add(fromVariable(Option.UPSTREAM, () -> parseUpstream(text)));
+                    parsed.add(fromVariable(option, () -> option.parse(text)));
                 }
             }
-            return upstreams;
+            return parsed;
         }
 
-        private Optional<String> variable(Option option) {
+        private Optional<String> variable(Option<?> option) {
             String text = environment.get(option.environmentVariable());
             return text == null || text.isBlank() ? Optional.empty() : Optional.of(text);
         }
 
-        private static <T> T fromFlag(Option option, Supplier<T> value) {
+        private static <T> T fromFlag(Option<?> option, Supplier<T> value) {
             return check(option.flag(), value);
         }
 
-        private static <T> T fromVariable(Option option, Supplier<T> value) {
+        private static <T> T fromVariable(Option<?> option, Supplier<T> value) {
             return check(option.flag() + " (environment variable " + option.environmentVariable() + ")", value);
         }
     }

@@ -116,6 +116,33 @@ class CommandLineErrorsTest {
     }
 
     @Test
+    void eachCommandsHelpListsOnlyItsRolesOptions() {
+        String relay = run(Map.of(), "relay", "--help").out();
+        assertTrue(relay.contains("--upstream=URL") && relay.contains("--workers=N"), relay);
+        assertTrue(!relay.contains("--quota-per-minute"), "the quota is the collector's: " + relay);
+        String serve = run(Map.of(), "serve", "--help").out();
+        assertTrue(serve.contains("--quota-per-minute=N") && !serve.contains("--upstream"), serve);
+        String check = run(Map.of(), "relay", "spool", "check", "--help").out();
+        assertTrue(check.contains("--spool-dir=DIR") && !check.contains("--workers"), check);
+    }
+
+    @Test
+    void anotherRolesOptionIsAUsageErrorBeforeTheCommandAsAfterIt() {
+        run(Map.of(), "--quota-per-minute", "5", "relay", "--upstream", "http://a:1").assertUsageErrorLine(
+                "mcpd: --quota-per-minute is not an option of mcpd relay (see 'mcpd relay --help')");
+        run(Map.of(), "--workers", "5", "serve").assertUsageErrorLine(
+                "mcpd: --workers is not an option of mcpd serve (see 'mcpd serve --help')");
+        assertEquals(2, run(Map.of(), "relay", "--quota-per-minute", "5", "--upstream", "http://a:1").status());
+        assertEquals(0, run(Map.of(), "--quota-per-minute", "5", "config").status(), "config shows every option");
+    }
+
+    @Test
+    void theTopLevelHelpNamesTheNestedSpoolCheck() {
+        String help = run(Map.of(), "--help").out();
+        assertTrue(help.contains("  relay spool check   read-only fsck of the relay's spool"), help);
+    }
+
+    @Test
     void commandHelpWorksAndStartsNothing() {
         McpdRun run = run(Map.of(), "relay", "--help");
         assertEquals(0, run.status());

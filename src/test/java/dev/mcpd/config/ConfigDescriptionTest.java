@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.config.McpdConfig.Option;
+
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -80,7 +80,7 @@ class ConfigDescriptionTest {
         for (String url : List.of("https://b.example:8443/x?api_key=k3y", "http://a:1/?token=url-s3cr3t",
                 "http://a:1/base#frag")) {
             ConfigException refused = assertThrows(ConfigException.class,
-                    () -> McpdConfig.from(Map.of(Option.UPSTREAM, List.of(url)), Map.of()));
+                    () -> McpdConfig.from(Map.of(Options.UPSTREAM, List.of(url)), Map.of()));
             assertTrue(refused.getMessage().contains("carries a query or fragment"), refused.getMessage());
             assertFalse(refused.getMessage().contains("k3y") || refused.getMessage().contains("s3cr3t"),
                     refused.getMessage());
@@ -91,7 +91,7 @@ class ConfigDescriptionTest {
     void anUpstreamUrlCarryingAUserOrPasswordIsRefusedWithoutPrintingIt() {
         for (String url : List.of("https://relay:hunter2@a.example", "https://hunter2@b.example:8443/x")) {
             ConfigException refused = assertThrows(ConfigException.class,
-                    () -> McpdConfig.from(Map.of(Option.UPSTREAM, List.of(url)), Map.of()));
+                    () -> McpdConfig.from(Map.of(Options.UPSTREAM, List.of(url)), Map.of()));
             assertTrue(refused.getMessage().contains("carries a user or password: give the relay's key with"
                     + " --upstream-key instead"), refused.getMessage());
             assertFalse(refused.getMessage().contains("hunter2"), refused.getMessage());

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.config.McpdConfig.Option;
+
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,7 +59,7 @@ class McpdConfigSourcesTest {
     @Test
     void flagBeatsEnvironmentVariable() {
         McpdConfig config = McpdConfig.from(
-                Map.of(Option.WORKERS, List.of("2"), Option.LISTEN, List.of("127.0.0.1:9000")),
+                Map.of(Options.WORKERS, List.of("2"), Options.LISTEN, List.of("127.0.0.1:9000")),
                 Map.of("MCPD_WORKERS", "8", "MCPD_LISTEN", "0.0.0.0:1", "MCPD_DATA", "/env/mcpd.db"));
         assertEquals(2, config.workers());
         assertEquals(new ListenAddress("127.0.0.1", 9000), config.listen());
@@ -69,7 +69,7 @@ class McpdConfigSourcesTest {
     @Test
     void anyUpstreamFlagReplacesTheWholeVariableList() {
         McpdConfig config = McpdConfig.from(
-                Map.of(Option.UPSTREAM, List.of("http://flag:1")),
+                Map.of(Options.UPSTREAM, List.of("http://flag:1")),
                 Map.of("MCPD_UPSTREAMS", "http://env-a:1,http://env-b:1"));
         assertEquals(List.of(URI.create("http://flag:1")), config.upstreams());
     }
@@ -78,7 +78,7 @@ class McpdConfigSourcesTest {
     void upstreamsKeepTheirOrder() {
         List<String> written = List.of("http://c:1", "http://a:1", "http://b:1");
         assertEquals(written.stream().map(URI::create).toList(),
-                McpdConfig.from(Map.of(Option.UPSTREAM, written), Map.of()).upstreams());
+                McpdConfig.from(Map.of(Options.UPSTREAM, written), Map.of()).upstreams());
         assertEquals(written.stream().map(URI::create).toList(),
                 McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", String.join(",", written))).upstreams());
     }
@@ -101,14 +101,14 @@ class McpdConfigSourcesTest {
 
     @Test
     void lastOfARepeatedFlagWins() {
-        assertEquals(3, McpdConfig.from(Map.of(Option.WORKERS, List.of("1", "3")), Map.of()).workers());
+        assertEquals(3, McpdConfig.from(Map.of(Options.WORKERS, List.of("1", "3")), Map.of()).workers());
     }
 
     @Test
     void badFlagValueNamesTheFlag() {
         assertEquals("invalid value for --spool-max-bytes: \"-5\" is not a byte size: use a whole number of bytes,"
                         + " KiB, MiB or GiB (e.g. 16MiB)",
-                fails(Map.of(Option.SPOOL_MAX_BYTES, List.of("-5")), Map.of()));
+                fails(Map.of(Options.SPOOL_MAX_BYTES, List.of("-5")), Map.of()));
     }
 
     @Test
@@ -123,7 +123,7 @@ class McpdConfigSourcesTest {
 
     @Test
     void aBadVariableIsIgnoredWhenAFlagReplacesIt() {
-        assertEquals(7, McpdConfig.from(Map.of(Option.WORKERS, List.of("7")), Map.of("MCPD_WORKERS", "lots")).workers());
+        assertEquals(7, McpdConfig.from(Map.of(Options.WORKERS, List.of("7")), Map.of("MCPD_WORKERS", "lots")).workers());
     }
 
     @Test
@@ -136,7 +136,7 @@ class McpdConfigSourcesTest {
                 + " (host names may use letters, digits, '-' and '.')", failsUpstream("http:///x"));
         assertEquals("invalid value for --upstream: \"http://a b\" is not an upstream URL", failsUpstream("http://a b"));
         assertEquals(URI.create("HTTPS://Collector.example:443/base"), McpdConfig.from(
-                Map.of(Option.UPSTREAM, List.of("HTTPS://Collector.example:443/base")), Map.of()).upstreams().get(0));
+                Map.of(Options.UPSTREAM, List.of("HTTPS://Collector.example:443/base")), Map.of()).upstreams().get(0));
     }
 
     @Test
@@ -148,39 +148,39 @@ class McpdConfigSourcesTest {
 
     @Test
     void numbersMustBeWholeAndInRange() {
-        assertEquals("invalid value for --workers: \"four\" is not a whole number", failsFlag(Option.WORKERS, "four"));
-        assertEquals("invalid value for --workers: \"-1\" is not a whole number", failsFlag(Option.WORKERS, "-1"));
-        assertEquals("invalid value for --workers: \"2.5\" is not a whole number", failsFlag(Option.WORKERS, "2.5"));
+        assertEquals("invalid value for --workers: \"four\" is not a whole number", failsFlag(Options.WORKERS, "four"));
+        assertEquals("invalid value for --workers: \"-1\" is not a whole number", failsFlag(Options.WORKERS, "-1"));
+        assertEquals("invalid value for --workers: \"2.5\" is not a whole number", failsFlag(Options.WORKERS, "2.5"));
         assertEquals("invalid value for --workers: 0 workers is out of range: use 1 to 1024",
-                failsFlag(Option.WORKERS, "0"));
+                failsFlag(Options.WORKERS, "0"));
         assertEquals("invalid value for --workers: 1025 workers is out of range: use 1 to 1024",
-                failsFlag(Option.WORKERS, "1025"));
+                failsFlag(Options.WORKERS, "1025"));
         assertEquals("invalid value for --workers: \"99999999999999999999\" is too large",
-                failsFlag(Option.WORKERS, "99999999999999999999"));
+                failsFlag(Options.WORKERS, "99999999999999999999"));
         assertEquals("invalid value for --request-timeout-seconds: 0 seconds is out of range: use 1 to 86400",
-                failsFlag(Option.REQUEST_TIMEOUT_SECONDS, "0"));
+                failsFlag(Options.REQUEST_TIMEOUT_SECONDS, "0"));
         assertEquals("invalid value for --max-body-bytes: 0 bytes is too small: use at least 1 byte",
-                failsFlag(Option.MAX_BODY_BYTES, "0"));
+                failsFlag(Options.MAX_BODY_BYTES, "0"));
         assertEquals("invalid value for --spool-max-bytes: 0 bytes is too small: use at least 1 byte",
-                failsFlag(Option.SPOOL_MAX_BYTES, "0KiB"));
-        assertEquals(1024, McpdConfig.from(Map.of(Option.WORKERS, List.of("1024")), Map.of()).workers());
-        assertEquals(1, McpdConfig.from(Map.of(Option.MAX_BODY_BYTES, List.of("1")), Map.of()).maxBodyBytes());
+                failsFlag(Options.SPOOL_MAX_BYTES, "0KiB"));
+        assertEquals(1024, McpdConfig.from(Map.of(Options.WORKERS, List.of("1024")), Map.of()).workers());
+        assertEquals(1, McpdConfig.from(Map.of(Options.MAX_BODY_BYTES, List.of("1")), Map.of()).maxBodyBytes());
     }
 
     @Test
     void emptyFlagValuesAreRefused() {
-        assertEquals("invalid value for --ingest-key: the key is empty", failsFlag(Option.INGEST_KEY, ""));
+        assertEquals("invalid value for --ingest-key: the key is empty", failsFlag(Options.INGEST_KEY, ""));
         assertEquals("invalid value for --data: the value is empty: name a file or a postgres:// URL",
-                failsFlag(Option.DATA, ""));
+                failsFlag(Options.DATA, ""));
         assertEquals("invalid value for --spool-dir: the value is empty: name a directory",
-                failsFlag(Option.SPOOL_DIR, ""));
+                failsFlag(Options.SPOOL_DIR, ""));
         assertEquals("invalid value for --listen: \"\" is not HOST:PORT: the port is missing (e.g. 0.0.0.0:4317)",
-                failsFlag(Option.LISTEN, ""));
+                failsFlag(Options.LISTEN, ""));
     }
 
     @Test
     void postgresDataMustNameAHostAndIsEchoedWithoutItsPassword() {
-        String message = failsFlag(Option.DATA, "postgres://mcpd:hunter2@/mcpd");
+        String message = failsFlag(Options.DATA, "postgres://mcpd:hunter2@/mcpd");
         assertEquals("invalid value for --data: \"postgres://mcpd:***@/mcpd\" is not a postgres:// URL: it names no host",
                 message);
     }
@@ -212,15 +212,15 @@ class McpdConfigSourcesTest {
         assertThrows(UnsupportedOperationException.class, () -> config.upstreams().add(URI.create("http://b:1")));
     }
 
-    private static String failsFlag(Option option, String value) {
+    private static String failsFlag(Option<?> option, String value) {
         return fails(Map.of(option, List.of(value)), Map.of());
     }
 
     private static String failsUpstream(String value) {
-        return failsFlag(Option.UPSTREAM, value);
+        return failsFlag(Options.UPSTREAM, value);
     }
 
-    private static String fails(Map<Option, List<String>> flags, Map<String, String> environment) {
+    private static String fails(Map<Option<?>, List<String>> flags, Map<String, String> environment) {
         String message = assertThrows(ConfigException.class, () -> McpdConfig.from(flags, environment)).getMessage();
         assertTrue(message.lines().count() == 1, "one line: " + message);
         return message;

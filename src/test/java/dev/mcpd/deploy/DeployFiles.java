@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.mcpd.cli.Mcpd;
-import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Option;
+import dev.mcpd.config.Options;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -14,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -99,8 +99,7 @@ final class DeployFiles {
 
     /** The variables of mcpd's options, as the configuration defines them (SPEC §1). */
     static Set<String> optionVariables() {
-        return Arrays.stream(McpdConfig.Option.values()).map(McpdConfig.Option::environmentVariable)
-                .collect(Collectors.toCollection(TreeSet::new));
+        return Options.ALL.stream().map(Option::environmentVariable).collect(Collectors.toCollection(TreeSet::new));
     }
 
     /**

@@ -1,0 +1,113 @@
+package dev.mcpd.config;
+
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * One command-line option, declared once (in {@link Options}) with everything about it: its flag and environment
+ * variable, the label of its value, what it means, its default as an operator reads it, how its text is parsed and
+ * checked, and which roles take it. The command line's options and help, the README's option table and the errors
+ * that name a bad value are all made from these declarations.
+ *
+ * @param <T> the type its value is parsed to
+ */
+public final class Option<T> {
+
+    private final String flag;
+    private final String environmentVariable;
+    private final String label;
+    private final String meaning;
+    private final Optional<String> defaultText;
+    private final Function<String, T> parser;
+    private final Set<Role> roles;
+    private final boolean repeatable;
+
+    private Option(String flag, String environmentVariable, String label, String meaning,
+                   Optional<String> defaultText, Function<String, T> parser, Set<Role> roles, boolean repeatable) {
+        this.flag = flag;
+        this.environmentVariable = environmentVariable;
+        this.label = label;
+        this.meaning = meaning;
+        this.defaultText = defaultText;
+        this.parser = parser;
+        this.roles = Set.copyOf(roles);
+        this.repeatable = repeatable;
+    }
+
+    /**
+     * An option taken once ({@code MCPD_<NAME>}, upper case, {@code -} → {@code _}).
+     *
+     * @param defaultText its default as help and README say it, or null for none
+     * @param parser      text to value; throws {@link IllegalArgumentException} saying what is wrong
+     */
+    static <T> Option<T> of(String flag, String label, String meaning, String defaultText,
+                            Function<String, T> parser, Role first, Role... more) {
+        return new Option<>(flag, variableOf(flag), label, meaning, Optional.ofNullable(defaultText), parser,
+                EnumSet.of(first, more), false);
+    }
+
+    /** An option that may be given several times, in order; its variable holds the whole list, comma-separated. */
+    static <T> Option<T> repeatable(String flag, String environmentVariable, String label, String meaning,
+                                    Function<String, T> parser, Role first, Role... more) {
+        return new Option<>(flag, environmentVariable, label, meaning, Optional.empty(), parser,
+                EnumSet.of(first, more), true);
+    }
+
+    private static String variableOf(String flag) {
+        return "MCPD_" + flag.substring(2).toUpperCase(Locale.ROOT).replace('-', '_');
+    }
+
+    public String flag() {
+        return flag;
+    }
+
+    public String environmentVariable() {
+        return environmentVariable;
+    }
+
+    /** What its value looks like in help: {@code HOST:PORT}, {@code SIZE}, {@code N}. */
+    public String label() {
+        return label;
+    }
+
+    /** What it means, in a few words (no trailing full stop). */
+    public String meaning() {
+        return meaning;
+    }
+
+    public Optional<String> defaultText() {
+        return defaultText;
+    }
+
+    public boolean takenBy(Role role) {
+        return roles.contains(role);
+    }
+
+    public Set<Role> roles() {
+        return roles;
+    }
+
+    public boolean repeatable() {
+        return repeatable;
+    }
+
+    /** Parses and checks a value; {@link IllegalArgumentException} says what is wrong with it. */
+    T parse(String text) {
+        return parser.apply(text);
+    }
+
+    /** The line {@code --help} shows: what it means, its variable, its default. */
+    public String help() {
+        String meaningFirstUpper = Character.toUpperCase(meaning.charAt(0)) + meaning.substring(1);
+        return meaningFirstUpper + ". Env " + environmentVariable + (repeatable ? " (comma-separated)" : "")
+                + defaultText.map(text -> "; default " + text).orElse("") + ".";
+    }
+
+    @Override
+    public String toString() {
+        return flag;
+    }
+}

@@ -1,0 +1,91 @@
+package dev.mcpd.config;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * Every option of mcpd (SPEC §1), each declared once: flag, variable, value label, meaning, default, parser and
+ * check, and the roles that take it. A new option is one entry here (and its field in {@link McpdConfig}); the
+ * command line, its help, and the README's option table follow from it.
+ */
+public final class Options {
+
+    public static final Option<ListenAddress> LISTEN = Option.of("--listen", "HOST:PORT",
+            "ingest, probes and metrics address", McpdConfig.DEFAULT_LISTEN.toString(), ListenAddress::parse,
+            Role.RELAY, Role.SERVE);
+    public static final Option<String> DATA = Option.of("--data", "PATH",
+            "collector store: a file (embedded SQLite) or postgres://…; for the relay it only places the spool",
+            McpdConfig.DEFAULT_DATA, McpdConfig::checkData, Role.RELAY, Role.SERVE);
+    public static final Option<Path> SPOOL_DIR = Option.of("--spool-dir", "DIR",
+            "spool directory; the relay spools in DIR/relay", "<dir of --data>/<stem of --data>.spool",
+            McpdConfig::parseDirectory, Role.RELAY);
+    // The one exception to MCPD_<NAME>: the variable holds the whole list.
+    public static final Option<URI> UPSTREAM = Option.repeatable("--upstream", "MCPD_UPSTREAMS", "URL",
+            "collector to deliver to; repeat it, primary first (any --upstream replaces MCPD_UPSTREAMS)",
+            McpdConfig::parseUpstream, Role.RELAY);
+    public static final Option<Secret> INGEST_KEY = Option.of("--ingest-key", "KEY",
+            "key a sender must present", "none (open)", Secret::of, Role.RELAY, Role.SERVE);
+    public static final Option<Secret> UPSTREAM_KEY = Option.of("--upstream-key", "KEY",
+            "key the relay presents to every upstream", "none (each sender's key is passed on)", Secret::of,
+            Role.RELAY);
+    public static final Option<Long> SPOOL_MAX_BYTES = Option.of("--spool-max-bytes", "SIZE",
+            "spool bound, e.g. 512MiB; past it requests get 503", "1GiB",
+            text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
+    public static final Option<Long> MAX_BODY_BYTES = Option.of("--max-body-bytes", "SIZE",
+            "larger request bodies get 413", "16MiB", text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)),
+            Role.RELAY, Role.SERVE);
+    public static final Option<Duration> REQUEST_TIMEOUT_SECONDS = Option.of("--request-timeout-seconds", "N",
+            "a request not fully read in time gets 408", "30",
+            text -> McpdConfig.checkRequestTimeout(Duration.ofSeconds(McpdConfig.wholeNumber(text))),
+            Role.RELAY, Role.SERVE);
+    public static final Option<Integer> WORKERS = Option.of("--workers", "N", "delivery workers", "4",
+            text -> McpdConfig.checkWorkers(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
+            "collector: ingest requests this replica takes per minute; past it, 429", "0 (no quota)",
+            text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
+    public static final Option<Path> ROUTES = Option.of("--routes", "DIR",
+            "a directory of *.camel.yaml routes loaded beside the built-in ones (extension points:"
+                    + " direct:mcpd-before-spool, direct:mcpd-after-delivery)", "none",
+            text -> McpdConfig.existingDirectory(McpdConfig.parseDirectory(text)), Role.RELAY, Role.SERVE);
+
+    /** Every option, in the order help and the README list them. */
+    public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
+            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, QUOTA_PER_MINUTE, ROUTES);
+
+    private Options() {
+    }
+
+    /** The options a role takes, in order. */
+    public static List<Option<?>> of(Role role) {
+        return ALL.stream().filter(option -> option.takenBy(role)).toList();
+    }
+
+    /** The README's option table (Markdown), made from the declarations; a test holds the README to it. */
+    public static String markdownTable() {
+        StringBuilder table = new StringBuilder("| option | env | default | roles | meaning |\n|---|---|---|---|---|\n");
+        for (Option<?> option : ALL) {
+            table.append("| `").append(option.flag()).append(' ').append(option.label()).append('`')
+                    .append(option.repeatable() ? " (repeatable, in order)" : "")
+                    .append(" | `").append(option.environmentVariable()).append('`')
+                    .append(option.repeatable() ? " (comma-separated)" : "")
+                    .append(" | ").append(option.defaultText().map(Options::markdownDefault).orElse("none"))
+                    .append(" | ").append(option.roles().stream().sorted()
+                            .map(role -> role.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", ")))
+                    .append(" | ").append(option.meaning().replace("|", "\\|")).append(" |\n");
+        }
+        return table.toString();
+    }
+
+    /** {@code 1GiB} → `1GiB`; {@code 0 (no quota)} → `0` (no quota); {@code none (open)} stays words. */
+    private static String markdownDefault(String text) {
+        if (text.startsWith("none")) {
+            return text;
+        }
+        int note = text.indexOf(" (");
+        return note < 0 ? "`" + text + "`" : "`" + text.substring(0, note) + "`" + text.substring(note);
+    }
+}

@@ -1,0 +1,41 @@
+package dev.mcpd.config;
+
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code mcpd config} shows every option: a value other than the default changes what it prints. */
+class ConfigShowsEveryOptionTest {
+
+    @TempDir
+    Path routes;
+
+    @Test
+    void aValueOtherThanTheDefaultChangesTheDescription() {
+        Map<Option<?>, String> samples = Map.ofEntries(
+                Map.entry(Options.LISTEN, "127.0.0.1:9999"),
+                Map.entry(Options.DATA, "/elsewhere/mcpd.db"),
+                Map.entry(Options.SPOOL_DIR, "/var/spool/mcpd"),
+                Map.entry(Options.UPSTREAM, "http://collector:4318"),
+                Map.entry(Options.INGEST_KEY, "an-ingest-key"),
+                Map.entry(Options.UPSTREAM_KEY, "an-upstream-key"),
+                Map.entry(Options.SPOOL_MAX_BYTES, "2GiB"),
+                Map.entry(Options.MAX_BODY_BYTES, "1MiB"),
+                Map.entry(Options.REQUEST_TIMEOUT_SECONDS, "12"),
+                Map.entry(Options.WORKERS, "9"),
+                Map.entry(Options.QUOTA_PER_MINUTE, "600"),
+                Map.entry(Options.ROUTES, routes.toString()));
+        List<String> defaults = McpdConfig.from(Map.of(), Map.of()).describe();
+        for (Option<?> option : Options.ALL) {
+            String sample = samples.get(option);
+            assertNotNull(sample, "a sample value for " + option + ": a new option must show in mcpd config too");
+            List<String> given = McpdConfig.from(Map.of(option, List.of(sample)), Map.of()).describe();
+            assertNotEquals(defaults, given, option + " " + sample + " does not show in mcpd config");
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.mcpd.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Each option is declared once, in {@link Options}: the README's table is made from the declarations. */
+class OptionTableTest {
+
+    @Test
+    void theReadmesOptionTableIsTheOneTheDeclarationsMake() throws IOException {
+        String readme = Files.readString(Path.of("README.md"));
+        int start = readme.indexOf("| option | env | default | roles | meaning |");
+        assertTrue(start >= 0, "the README has the option table");
+        int end = readme.indexOf("\n\n", start);
+        assertEquals(Options.markdownTable(), readme.substring(start, end + 1),
+                "put the table Options.markdownTable() makes in the README");
+    }
+
+    @Test
+    void everyOptionHasItsOwnFlagAndVariableAndARole() {
+        Set<String> flags = new HashSet<>();
+        Set<String> variables = new HashSet<>();
+        for (Option<?> option : Options.ALL) {
+            assertTrue(flags.add(option.flag()), option + " declared twice");
+            assertTrue(variables.add(option.environmentVariable()), option.environmentVariable() + " twice");
+            assertTrue(option.environmentVariable().startsWith("MCPD_"), option.environmentVariable());
+            assertTrue(!option.roles().isEmpty(), option + " belongs to no role");
+        }
+    }
+
+    @Test
+    void eachRoleTakesItsOwnOptions() {
+        assertTrue(Options.of(Role.RELAY).containsAll(List.of(Options.UPSTREAM, Options.WORKERS, Options.SPOOL_DIR)));
+        assertTrue(!Options.of(Role.RELAY).contains(Options.QUOTA_PER_MINUTE), "the quota is the collector's");
+        assertTrue(Options.of(Role.SERVE).contains(Options.QUOTA_PER_MINUTE));
+        assertTrue(!Options.of(Role.SERVE).contains(Options.UPSTREAM));
+    }
+}
