@@ -38,19 +38,22 @@ final class SegmentWriter implements Closeable {
     private boolean broken;
     private final Map<Credential, Integer> credentialRefs = new HashMap<>();
 
-    private SegmentWriter(Path dir, long firstSeq, FileChannel data) throws IOException {
+    private final WriteChannels channels;
+
+    private SegmentWriter(Path dir, long firstSeq, FileChannel data, WriteChannels channels) throws IOException {
         this.dir = dir;
         this.firstSeq = firstSeq;
-        this.data = data;
+        this.channels = channels;
+        this.data = channels.wrap(SpoolFiles.segment(dir, firstSeq), data);
         this.dataFileKey = fileKey(SpoolFiles.segment(dir, firstSeq));
     }
 
     /** Creates the segment file and makes its name durable before any entry is written to it. */
-    static SegmentWriter create(Path dir, long firstSeq) throws IOException {
+    static SegmentWriter create(Path dir, long firstSeq, WriteChannels channels) throws IOException {
         FileChannel data = SpoolFiles.createOwnerOnly(SpoolFiles.segment(dir, firstSeq));
         try {
             SpoolFiles.forceDirectory(dir);
-            return new SegmentWriter(dir, firstSeq, data);
+            return new SegmentWriter(dir, firstSeq, data, channels);
         } catch (IOException e) {
             data.close();
             throw e;
@@ -62,10 +65,10 @@ final class SegmentWriter implements Closeable {
      * the previous run — it is emptied and reused, so its name (the sequence high-water mark) is never absent from
      * the directory. Its bytes, if any, were a torn batch that was never answered.
      */
-    static SegmentWriter createOrReuseEmpty(Path dir, long firstSeq) throws IOException {
+    static SegmentWriter createOrReuseEmpty(Path dir, long firstSeq, WriteChannels channels) throws IOException {
         Path file = SpoolFiles.segment(dir, firstSeq);
         if (!Files.exists(file)) {
-            return create(dir, firstSeq);
+            return create(dir, firstSeq, channels);
         }
         FileChannel data = FileChannel.open(file, StandardOpenOption.WRITE,
                 StandardOpenOption.READ);
@@ -74,7 +77,7 @@ final class SegmentWriter implements Closeable {
             data.force(true);
             Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
             SpoolFiles.forceDirectory(dir);
-            return new SegmentWriter(dir, firstSeq, data);
+            return new SegmentWriter(dir, firstSeq, data, channels);
         } catch (IOException e) {
             data.close();
             throw e;
@@ -147,7 +150,8 @@ final class SegmentWriter implements Closeable {
 
     private FileChannel credentialsChannel() throws IOException {
         if (credentials == null) {
-            credentials = SpoolFiles.createOwnerOnly(SpoolFiles.credentials(dir, firstSeq));
+            credentials = channels.wrap(SpoolFiles.credentials(dir, firstSeq),
+                    SpoolFiles.createOwnerOnly(SpoolFiles.credentials(dir, firstSeq)));
             SpoolFiles.forceDirectory(dir);
             credentialsFileKey = fileKey(SpoolFiles.credentials(dir, firstSeq));
         }

@@ -140,8 +140,11 @@ public final class Spool implements Closeable {
         }
     }
 
-    private Spool(Path dir, Options options) {
+    private final WriteChannels channels;
+
+    private Spool(Path dir, Options options, WriteChannels channels) {
         this.dir = dir;
+        this.channels = channels;
         this.segmentTargetBytes = options.segmentTargetBytes();
         this.bound = new SpoolBound(options.maxBytes());
         this.committer = new Thread(this::commitLoop, "spool-committer");
@@ -157,8 +160,13 @@ public final class Spool implements Closeable {
 
     /** Opens (creating if needed) the spool in {@code dir}, recovering what a previous run left there. */
     public static Spool open(Path dir, Options options) throws IOException {
-        Spool spool = new Spool(dir, options);
-        spool.adopt(SpoolRecovery.recover(dir));
+        return open(dir, options, WriteChannels.AS_OPENED);
+    }
+
+    /** As {@link #open(Path, Options)}, writing through {@code channels} (tests: a disk that fails). */
+    static Spool open(Path dir, Options options, WriteChannels channels) throws IOException {
+        Spool spool = new Spool(dir, options, channels);
+        spool.adopt(SpoolRecovery.recover(dir, channels));
         spool.committer.start();
         return spool;
     }
@@ -521,7 +529,7 @@ public final class Spool implements Closeable {
             old.close();
         }
         // A roll that failed half-way (the file made, its directory not forced) left an empty file of this name.
-        writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq);
+        writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq, channels);
         lock.lock();
         try {
             SegmentIndex sealed = active;

@@ -39,7 +39,7 @@ final class SpoolRecovery {
     private SpoolRecovery() {
     }
 
-    static Recovered recover(Path dir) throws IOException {
+    static Recovered recover(Path dir, WriteChannels channels) throws IOException {
         TreeMap<Long, SegmentIndex> segments = new TreeMap<>();
         AtomicLong corrupted = new AtomicLong();
         long entries = 0;
@@ -81,7 +81,7 @@ final class SpoolRecovery {
         }
         long nextSeq = highWater + 1;
         // The new segment's name records the high-water mark before the empty ones that held it go.
-        SegmentWriter writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq);
+        SegmentWriter writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq, channels);
         SegmentIndex active = new SegmentIndex(dir, nextSeq);
         segments.put(active.firstSeq, active);
         emptySegments.remove(SpoolFiles.segment(dir, nextSeq));

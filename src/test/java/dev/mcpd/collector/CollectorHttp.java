@@ -1,5 +1,6 @@
 package dev.mcpd.collector;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -8,7 +9,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +18,6 @@ import java.util.zip.GZIPOutputStream;
 /** Real HTTP/1.1 requests to a collector, and what its answers say. */
 final class CollectorHttp {
 
-    static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
     static final Duration TIMEOUT = Duration.ofSeconds(15);
     private static final ObjectMapper JSON = new ObjectMapper();
 

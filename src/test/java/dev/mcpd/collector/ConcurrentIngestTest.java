@@ -2,6 +2,7 @@ package dev.mcpd.collector;
 
 import static dev.mcpd.collector.CollectorHttp.postJson;
 import static dev.mcpd.collector.CollectorHttp.stats;
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.mcpd.collector.CollectorHttp.Counts;
@@ -36,7 +37,7 @@ class ConcurrentIngestTest {
                 .mapToObj(i -> postJson(collector.uri("/v1/ingest"), batch.apply(i)).build()).toList();
         List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
         for (HttpRequest request : requests) {
-            answers.add(CollectorHttp.HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+            answers.add(HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
         }
         List<HttpResponse<String>> done = new ArrayList<>();
         for (CompletableFuture<HttpResponse<String>> answer : answers) {

@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import static dev.mcpd.collector.CollectorHttp.stats;
 import static dev.mcpd.testing.OtlpTelemetry.contains;
 import static dev.mcpd.testing.OtlpTelemetry.gunzip;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -19,7 +20,6 @@ import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +34,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class OpenTelemetryExportToCollectorTest {
 
-    static final Duration PATIENCE = Duration.ofSeconds(30);
     static final OtlpTelemetry TELEMETRY = new OtlpTelemetry("mcpd-collector-exporter-test",
             "dev.mcpd.collector.test");
 

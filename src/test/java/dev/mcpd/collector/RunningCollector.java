@@ -1,10 +1,9 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.testing.Ports;
+import dev.mcpd.testing.TestConfig;
 import java.net.URI;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -32,11 +31,7 @@ final class RunningCollector implements AutoCloseable {
 
     /** Starts a collector archiving in exactly this SQLite file. */
     static RunningCollector startOn(Path dataFile, Map<String, String> extra) {
-        Map<String, String> environment = new HashMap<>();
-        environment.put("MCPD_LISTEN", "127.0.0.1:" + Ports.free());
-        environment.put("MCPD_DATA", dataFile.toString());
-        environment.putAll(extra);
-        McpdConfig config = McpdConfig.fromEnvironment(environment);
+        McpdConfig config = TestConfig.on(dataFile, Map.of(), extra);
         return new RunningCollector(CollectorApplication.start(config), config);
     }
 

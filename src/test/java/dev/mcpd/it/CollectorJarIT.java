@@ -1,11 +1,11 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -33,8 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CollectorJarIT {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
     /** What the JVM reports for a process that ended on SIGTERM after its shutdown hooks ran (128 + 15). */
     private static final int ENDED_BY_SIGTERM = 128 + 15;
 

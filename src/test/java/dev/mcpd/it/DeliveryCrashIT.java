@@ -1,11 +1,13 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.testing.TestTuning.PROCESS_PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.spool.SpoolReader;
+import dev.mcpd.testing.TestTuning;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -33,7 +35,6 @@ import org.junit.jupiter.api.io.TempDir;
 class DeliveryCrashIT {
 
     static final int REQUESTS = 300;
-    static final Duration PATIENCE = Duration.ofSeconds(60);
 
     @TempDir
     Path dir;
@@ -46,7 +47,7 @@ class DeliveryCrashIT {
             int port = PackagedJar.freePort();
             String[] args = {"relay", "--listen", "127.0.0.1:" + port, "--data", dir.resolve("mcpd.db").toString(),
                 "--upstream", upstream.url().toString()};
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient http = TestTuning.HTTP;
             try (PackagedJar relay = PackagedJar.start(dir, port, Map.of(), args)) {
                 ExecutorService senders = Executors.newFixedThreadPool(8);
                 for (int i = 0; i < REQUESTS; i++) {
@@ -65,15 +66,15 @@ class DeliveryCrashIT {
                         }
                     });
                 }
-                await().atMost(PATIENCE).until(() -> upstream.received().size() >= REQUESTS / 3);
+                await().atMost(PROCESS_PATIENCE).until(() -> upstream.received().size() >= REQUESTS / 3);
                 relay.kill9();
                 senders.shutdown();
                 assertTrue(senders.awaitTermination(60, TimeUnit.SECONDS));
             }
             int receivedBeforeRestart = upstream.received().size();
             try (PackagedJar relay = PackagedJar.start(dir, port, Map.of(), args)) {
-                await().atMost(PATIENCE).until(() -> keysReceived(upstream).containsAll(acknowledged));
-                await().atMost(PATIENCE).until(() -> SpoolReader.read(spoolDir()).entries().isEmpty());
+                await().atMost(PROCESS_PATIENCE).until(() -> keysReceived(upstream).containsAll(acknowledged));
+                await().atMost(PROCESS_PATIENCE).until(() -> SpoolReader.read(spoolDir()).entries().isEmpty());
                 relay.terminate();
             }
             List<String> keys = upstream.received().stream().map(r -> r.header("Idempotency-Key")).toList();

@@ -1,6 +1,7 @@
 package dev.mcpd.it;
 
 import static dev.mcpd.testing.ReliabilityReport.assertHostile;
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.mcpd.relay.TestUpstream;
@@ -32,8 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class HostileInputIT {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     Path dir;

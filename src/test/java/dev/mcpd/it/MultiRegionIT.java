@@ -1,5 +1,7 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PROCESS_PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,7 +10,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.collector.TestPostgres;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -53,11 +54,8 @@ class MultiRegionIT {
     static final int RESTART_AFTER_ACKNOWLEDGED = 1_000;
     /** Requests from this one on wait until collector 1 is back, so that some traffic follows its return. */
     static final int HELD_UNTIL_RESTARTED = 1_500;
-    static final Duration PATIENCE = Duration.ofSeconds(60);
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     Path dir;
@@ -109,12 +107,12 @@ class MultiRegionIT {
             senders.shutdown();
 
             // ---- collector 1 killed after ~500 acknowledged, started again after ~1 000
-            await("~" + KILL_AFTER_ACKNOWLEDGED + " acknowledged").atMost(PATIENCE).pollInterval(Duration.ofMillis(2))
+            await("~" + KILL_AFTER_ACKNOWLEDGED + " acknowledged").atMost(PROCESS_PATIENCE).pollInterval(Duration.ofMillis(2))
                     .until(() -> acknowledged.size() + refused.size() >= KILL_AFTER_ACKNOWLEDGED);
             int killedAt = acknowledged.size();
             collector1.kill9();
             processes.remove(collector1);
-            await("~" + RESTART_AFTER_ACKNOWLEDGED + " acknowledged").atMost(PATIENCE)
+            await("~" + RESTART_AFTER_ACKNOWLEDGED + " acknowledged").atMost(PROCESS_PATIENCE)
                     .pollInterval(Duration.ofMillis(2))
                     .until(() -> acknowledged.size() + refused.size() >= RESTART_AFTER_ACKNOWLEDGED);
             int restartedAt = acknowledged.size();
@@ -124,13 +122,13 @@ class MultiRegionIT {
                     .asLong(-1);
             collector1Back.countDown();
 
-            assertTrue(senders.awaitTermination(PATIENCE.toSeconds(), TimeUnit.SECONDS), "the senders finish");
+            assertTrue(senders.awaitTermination(PROCESS_PATIENCE.toSeconds(), TimeUnit.SECONDS), "the senders finish");
             assertEquals(Map.of(), new TreeMap<>(refused), "the relay acknowledges every request (SPEC §2)");
             assertEquals(REQUESTS, acknowledged.size());
 
             // ---- the relay delivers everything
             JsonNode[] status = new JsonNode[1];
-            await("the relay's spool is empty").atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+            await("the relay's spool is empty").atMost(PROCESS_PATIENCE).pollInterval(Duration.ofMillis(100))
                     .until(() -> (status[0] = json(relay, "/relay/status")).path("spool").path("entries").asLong(-1)
                             == 0);
             JsonNode spool = status[0].path("spool");
@@ -195,7 +193,7 @@ class MultiRegionIT {
 
     private static boolean awaitQuietly(CountDownLatch latch) {
         try {
-            return latch.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            return latch.await(PROCESS_PATIENCE.toSeconds(), TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;

@@ -1,5 +1,7 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.relay.TestUpstream;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -37,14 +38,11 @@ class NoSecretsIT {
     static final String UPSTREAM_KEY = "upstream-key-b84d06e1c7";
     static final String URL_PASSWORD = "upstream-url-password";
     static final String WRONG_KEY = "wrong-key-a-sender-tried-5e2b";
-    static final Duration PATIENCE = Duration.ofSeconds(30);
     static final Duration ANSWER_DEADLINE = Duration.ofSeconds(30);
 
     @TempDir
     Path tmp;
 
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     /** Every secret, by what it is, in the forms it could leak in (as is, and as HTTP Basic credentials). */
     private static Map<String, String> secrets() {
@@ -65,11 +63,11 @@ class NoSecretsIT {
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private String get(PackagedJar relay, String path) throws Exception {
-        return client.send(HttpRequest.newBuilder(relay.uri(path)).timeout(ANSWER_DEADLINE).GET().build(),
+        return HTTP.send(HttpRequest.newBuilder(relay.uri(path)).timeout(ANSWER_DEADLINE).GET().build(),
                 HttpResponse.BodyHandlers.ofString()).body();
     }
 

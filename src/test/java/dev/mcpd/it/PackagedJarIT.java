@@ -1,5 +1,6 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -36,15 +36,13 @@ class PackagedJarIT {
     @TempDir
     Path tmp;
 
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @Test
     void theJarStartsAndAnswersIngestAndOtlpRequestsAsSpecified() throws Exception {
         int port = PackagedJar.freePort();
         try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), "relay", "--listen", "127.0.0.1:" + port,
                 "--data", tmp.resolve("mcpd.db").toString(), "--upstream", "http://127.0.0.1:9")) {
-            HttpResponse<String> ingest = client.send(post(relay, "/v1/ingest", "application/json",
+            HttpResponse<String> ingest = HTTP.send(post(relay, "/v1/ingest", "application/json",
                     "{\"events\":[{\"name\":\"smoke\"}]}".getBytes(StandardCharsets.UTF_8)),
                     HttpResponse.BodyHandlers.ofString());
             assertAll("POST /v1/ingest",
@@ -52,7 +50,7 @@ class PackagedJarIT {
                     () -> assertEquals("spooled", ingest.headers().firstValue("mcpd-relay").orElse(null)),
                     () -> assertEquals("{\"accepted\":0,\"duplicate\":0,\"rejected\":0}", ingest.body()));
 
-            HttpResponse<byte[]> traces = client.send(post(relay, "/v1/traces", "application/x-protobuf",
+            HttpResponse<byte[]> traces = HTTP.send(post(relay, "/v1/traces", "application/x-protobuf",
                     new byte[] {0x0a, 0x00}), HttpResponse.BodyHandlers.ofByteArray());
             assertAll("POST /v1/traces (protobuf)",
                     () -> assertEquals(200, traces.statusCode(), new String(traces.body(), StandardCharsets.UTF_8)),
@@ -70,7 +68,7 @@ class PackagedJarIT {
         int port = PackagedJar.freePort();
         try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), "relay", "--listen", "127.0.0.1:" + port,
                 "--data", tmp.resolve("mcpd.db").toString(), "--upstream", "http://127.0.0.1:9")) {
-            HttpResponse<String> ingest = client.send(post(relay, "/v1/ingest", "application/json",
+            HttpResponse<String> ingest = HTTP.send(post(relay, "/v1/ingest", "application/json",
                     "{\"events\":[]}".getBytes(StandardCharsets.UTF_8)), HttpResponse.BodyHandlers.ofString());
             assertEquals(202, ingest.statusCode(), ingest.body());
             relay.terminate();

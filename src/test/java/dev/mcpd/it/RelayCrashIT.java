@@ -8,6 +8,7 @@ import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.testing.TestTuning;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -308,7 +309,7 @@ class RelayCrashIT {
         Sent extra = new Sent(REQUESTS, "/v1/ingest", "application/json", "", "crash-it-after-restart-"
                 + UUID.randomUUID(), ("{\"after\":\"restart\",\"id\":\"" + UUID.randomUUID() + "\"}")
                 .getBytes(StandardCharsets.UTF_8));
-        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpClient client = TestTuning.HTTP;
         long before = System.currentTimeMillis();
         HttpResponse<String> answer = client.send(httpRequest(restarted, extra), HttpResponse.BodyHandlers.ofString());
         assertEquals(202, answer.statusCode(), "answer after restart: " + answer.body());

@@ -1,5 +1,6 @@
 package dev.mcpd.jbang;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -57,8 +58,6 @@ class CamelJBangIT {
     static final List<String> DOWNLOADING = List.of("building the Camel CLI", "Download", "Resolv");
 
     private final Path project = Path.of(System.getProperty("basedir", ".")).toAbsolutePath().normalize();
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     Path tmp;
@@ -98,14 +97,14 @@ class CamelJBangIT {
         try {
             awaitHealthy(relay, port, log);
 
-            HttpResponse<String> healthz = client.send(HttpRequest.newBuilder(uri(port, "/healthz"))
+            HttpResponse<String> healthz = HTTP.send(HttpRequest.newBuilder(uri(port, "/healthz"))
                     .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
             assertAll("GET /healthz",
                     () -> assertEquals(200, healthz.statusCode()),
                     () -> assertEquals("ok\n", healthz.body()));
 
             byte[] body = "{\"events\":[{\"msg\":\"hello from camel run\"}]}".getBytes(StandardCharsets.UTF_8);
-            HttpResponse<String> ingest = client.send(HttpRequest.newBuilder(uri(port, "/v1/ingest"))
+            HttpResponse<String> ingest = HTTP.send(HttpRequest.newBuilder(uri(port, "/v1/ingest"))
                     .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
                     .header("Idempotency-Key", "jbang-it-1")
                     .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
@@ -115,7 +114,7 @@ class CamelJBangIT {
                     () -> assertEquals("spooled", ingest.headers().firstValue("mcpd-relay").orElse(null)),
                     () -> assertEquals("{\"accepted\":0,\"duplicate\":0,\"rejected\":0}", ingest.body()));
 
-            HttpResponse<String> metrics = client.send(HttpRequest.newBuilder(uri(port, "/metrics"))
+            HttpResponse<String> metrics = HTTP.send(HttpRequest.newBuilder(uri(port, "/metrics"))
                     .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
             assertTrue(metrics.body().lines().anyMatch(l -> l.equals("mcpd_relay_accepted_total 1.0")),
                     "the request was written to the spool:\n" + metrics.body());
@@ -127,7 +126,7 @@ class CamelJBangIT {
                     () -> assertEquals("jbang-it-1", delivered.idempotencyKey()),
                     () -> assertArrayEquals(body, delivered.body()));
 
-            HttpResponse<String> get = client.send(HttpRequest.newBuilder(uri(port, "/v1/ingest"))
+            HttpResponse<String> get = HTTP.send(HttpRequest.newBuilder(uri(port, "/v1/ingest"))
                     .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
             assertAll("GET /v1/ingest",
                     () -> assertEquals(405, get.statusCode()),
@@ -159,7 +158,7 @@ class CamelJBangIT {
                 fail("jbang/run.sh exited with status " + relay.exitValue() + " before answering\n" + tail(log));
             }
             try {
-                HttpResponse<Void> healthz = client.send(HttpRequest.newBuilder(uri(port, "/healthz"))
+                HttpResponse<Void> healthz = HTTP.send(HttpRequest.newBuilder(uri(port, "/healthz"))
                         .timeout(Duration.ofSeconds(2)).GET().build(), HttpResponse.BodyHandlers.discarding());
                 if (healthz.statusCode() == 200) {
                     return;

@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,7 +25,6 @@ class BodyFidelityTest {
 
     @RegisterExtension
     static final SharedRelay relay = new SharedRelay();
-    static final HttpClient http11 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 
 
@@ -45,7 +45,7 @@ class BodyFidelityTest {
     @Test
     void aFormEncodedBodyIsKeptAsItsRawBytes() throws Exception {
         byte[] body = "a=1&b=%C3%A9t%C3%A9&a=2&empty=&plus=x+y".getBytes(StandardCharsets.US_ASCII);
-        SpoolEntry entry = postAndFind(http11, "/form", "application/x-www-form-urlencoded", body);
+        SpoolEntry entry = postAndFind(HTTP, "/form", "application/x-www-form-urlencoded", body);
         assertArrayEquals(body, entry.request().body());
         assertEquals("application/x-www-form-urlencoded", entry.request().contentType());
     }
@@ -60,7 +60,7 @@ class BodyFidelityTest {
                 + "Content-Type: application/octet-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
         byte[] tail = ("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.US_ASCII);
         byte[] body = concat(head, file, tail);
-        SpoolEntry entry = postAndFind(http11, "/multipart", "multipart/form-data; boundary=" + boundary, body);
+        SpoolEntry entry = postAndFind(HTTP, "/multipart", "multipart/form-data; boundary=" + boundary, body);
         assertArrayEquals(body, entry.request().body());
     }
 
@@ -70,13 +70,13 @@ class BodyFidelityTest {
         for (int i = 0; i < body.length; i++) {
             body[i] = (byte) i;
         }
-        SpoolEntry entry = postAndFind(http11, "/binary", "application/octet-stream", body);
+        SpoolEntry entry = postAndFind(HTTP, "/binary", "application/octet-stream", body);
         assertArrayEquals(body, entry.request().body());
     }
 
     @Test
     void anEmptyBodyIsKeptAsEmpty() throws Exception {
-        SpoolEntry entry = postAndFind(http11, "/empty", null, new byte[0]);
+        SpoolEntry entry = postAndFind(HTTP, "/empty", null, new byte[0]);
         assertArrayEquals(new byte[0], entry.request().body());
         assertEquals("", entry.request().contentType(), "no content type sent, none invented");
     }

@@ -1,5 +1,7 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,7 +14,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.ingest.IdempotencyKey;
 import java.io.ByteArrayOutputStream;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -40,8 +41,6 @@ class DeliveryTest {
     static final RelayApplication.Tuning FAST = new RelayApplication.Tuning(
             new Backoff(Duration.ofMillis(100), Duration.ofSeconds(1), Math::random), Duration.ofSeconds(5),
             Duration.ofSeconds(30), Map.of("camel.component.http.so-timeout", "1000", "camel.component.http.response-timeout", "1000"));
-    static final Duration PATIENCE = Duration.ofSeconds(20);
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -60,7 +59,7 @@ class DeliveryTest {
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
     private static byte[] unique() {

@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.spool.SmallTmpfs;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +31,6 @@ class DiskFullTest {
 
     /** Larger than a page: a request never fits in the slack at the end of the segment's last page. */
     static final int BODY_BYTES = 9000;
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path tmp;
@@ -68,7 +67,7 @@ class DiskFullTest {
     }
 
     private HttpResponse<String> post(byte[] body) throws Exception {
-        return http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).header("Content-Type",
+        return HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).header("Content-Type",
                 "application/octet-stream").POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
@@ -114,14 +113,14 @@ class DiskFullTest {
         for (int i = 0; i < 5; i++) {
             assertEquals(503, post(nextBody()).statusCode());
         }
-        HttpResponse<String> health = http.send(HttpRequest.newBuilder(relay.uri("/healthz")).GET().build(),
+        HttpResponse<String> health = HTTP.send(HttpRequest.newBuilder(relay.uri("/healthz")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, health.statusCode(), "the relay is alive while its disk is full");
 
         disk.free();
         postAccepted();
         postAccepted();
-        HttpResponse<String> otlp = http.send(HttpRequest.newBuilder(relay.uri("/v1/traces"))
+        HttpResponse<String> otlp = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/traces"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"resourceSpans\":[]}")).build(),
                 HttpResponse.BodyHandlers.ofString());

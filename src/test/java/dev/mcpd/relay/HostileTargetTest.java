@@ -1,6 +1,7 @@
 package dev.mcpd.relay;
 
 import static dev.mcpd.testing.ReliabilityReport.assertHostile;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,7 +19,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,7 +41,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class HostileTargetTest {
 
-    private static final Duration PATIENCE = Duration.ofSeconds(10);
 
     @TempDir
     Path dir;

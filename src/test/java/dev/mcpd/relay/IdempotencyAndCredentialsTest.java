@@ -1,12 +1,12 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.spool.SpoolEntry;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** SPEC §4 and §5 at accept: the key each entry carries, and which credential is kept with it. */
 class IdempotencyAndCredentialsTest {
 
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -34,7 +33,7 @@ class IdempotencyAndCredentialsTest {
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static SpoolEntry entryWithBody(RunningRelay relay, byte[] body) {

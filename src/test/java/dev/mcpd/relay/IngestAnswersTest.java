@@ -1,12 +1,12 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.spool.SpoolEntry;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -20,12 +20,11 @@ class IngestAnswersTest {
 
     @RegisterExtension
     static final SharedRelay relay = new SharedRelay();
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 
 
     static HttpResponse<byte[]> post(String path, String contentType, byte[] body) throws Exception {
-        return http.send(HttpRequest.newBuilder(relay.uri(path)).header("Content-Type", contentType)
+        return HTTP.send(HttpRequest.newBuilder(relay.uri(path)).header("Content-Type", contentType)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
@@ -83,7 +82,7 @@ class IngestAnswersTest {
 
     @Test
     void aGetOnAnIngestPathIsRefused405() throws Exception {
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).GET().build(),
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(405, answer.statusCode());
         assertEquals("POST", answer.headers().firstValue("allow").orElseThrow());
@@ -92,7 +91,7 @@ class IngestAnswersTest {
 
     @Test
     void healthzAnswers200() throws Exception {
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/healthz")).GET().build(),
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/healthz")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, answer.statusCode());
         assertEquals("ok\n", answer.body());
@@ -100,7 +99,7 @@ class IngestAnswersTest {
 
     @Test
     void nothingTheSenderSentIsEchoedInTheAnswer() throws Exception {
-        HttpResponse<byte[]> answer = http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+        HttpResponse<byte[]> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
                 .header("Content-Type", "application/json").header("Authorization", "Bearer echo-me-not")
                 .header("X-Custom", "echo-me-not").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
                 HttpResponse.BodyHandlers.ofByteArray());
@@ -113,7 +112,7 @@ class IngestAnswersTest {
     void theEntryKeepsContentTypeEncodingAndReceiveTime() throws Exception {
         byte[] body = {0x1f, (byte) 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3};
         long before = System.currentTimeMillis();
-        HttpResponse<byte[]> answer = http.send(HttpRequest.newBuilder(relay.uri("/v1/logs"))
+        HttpResponse<byte[]> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/logs"))
                 .header("Content-Type", "application/x-protobuf").header("Content-Encoding", "gzip")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
         assertEquals(200, answer.statusCode());

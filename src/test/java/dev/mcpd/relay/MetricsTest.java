@@ -1,10 +1,11 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,6 @@ class MetricsTest {
 
     static final RelayApplication.Tuning QUICK = DeliveryTest.FAST
             .withProbes(Duration.ofMillis(200), Duration.ofSeconds(30));
-    static final Duration PATIENCE = Duration.ofSeconds(20);
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -32,7 +31,7 @@ class MetricsTest {
     }
 
     private static Scrape scrape(RunningRelay relay) throws Exception {
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/metrics")).GET().build(),
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/metrics")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, answer.statusCode());
         assertTrue(answer.headers().firstValue("content-type").orElseThrow().startsWith("text/plain"));
@@ -41,7 +40,7 @@ class MetricsTest {
 
     private static int post(RunningRelay relay, int bodyBytes) throws Exception {
         byte[] body = (UUID.randomUUID() + "x".repeat(Math.max(0, bodyBytes - 36))).getBytes(StandardCharsets.UTF_8);
-        return http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofByteArray(body))
+        return HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofByteArray(body))
                 .build(), HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 

@@ -1,10 +1,11 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -19,8 +20,6 @@ class ReadinessTest {
     /** Probes every 200 ms and a 1 s up window, so states change within a test's patience. */
     static final RelayApplication.Tuning QUICK_PROBES = RelayApplication.Tuning.standard()
             .withProbes(Duration.ofMillis(200), Duration.ofSeconds(1));
-    static final Duration PATIENCE = Duration.ofSeconds(20);
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -32,11 +31,11 @@ class ReadinessTest {
     }
 
     private static HttpResponse<String> get(RunningRelay relay, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(relay.uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return HTTP.send(HttpRequest.newBuilder(relay.uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static int post(RunningRelay relay, int bodyBytes) throws Exception {
-        return http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+        return HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[bodyBytes])).build(),
                 HttpResponse.BodyHandlers.discarding()).statusCode();
     }

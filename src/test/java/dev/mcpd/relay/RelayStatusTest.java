@@ -1,12 +1,13 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -19,14 +20,12 @@ import org.junit.jupiter.api.io.TempDir;
 /** SPEC §10, first bullet: GET /relay/status shows every upstream's state, the spool and the workers. */
 class RelayStatusTest {
 
-    static final Duration PATIENCE = Duration.ofSeconds(20);
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
 
     private static JsonNode status(RunningRelay relay) throws Exception {
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/relay/status")).GET().build(),
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, answer.statusCode());
         assertEquals("application/json", answer.headers().firstValue("content-type").orElseThrow());
@@ -41,7 +40,7 @@ class RelayStatusTest {
              RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS",
                      primary.url() + "," + secondary.url()), DeliveryTest.FAST)) {
             Instant before = Instant.now();
-            http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString("{}"))
+            HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString("{}"))
                     .build(), HttpResponse.BodyHandlers.discarding());
             await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);
             JsonNode first = status(relay).get("upstreams").get(0);
@@ -69,7 +68,7 @@ class RelayStatusTest {
              RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", slow.url().toString(),
                      "MCPD_WORKERS", "2"), DeliveryTest.FAST)) {
             for (int i = 0; i < 6; i++) {
-                http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
+                HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
                         "{\"n\":" + i + "}")).build(), HttpResponse.BodyHandlers.discarding());
             }
             await().atMost(PATIENCE).until(() -> slow.received().size() >= 2);
@@ -88,7 +87,7 @@ class RelayStatusTest {
         try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", down.url().toString(),
                 "MCPD_SPOOL_MAX_BYTES", "1MiB", "MCPD_WORKERS", "3"), DeliveryTest.FAST)) {
             for (int i = 0; i < 2; i++) {
-                http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
+                HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
                         "{\"n\":" + i + "}")).build(), HttpResponse.BodyHandlers.discarding());
             }
             JsonNode status = status(relay);

@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.http.RoleHost;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 class RouteCustomisationTest {
 
     static final Path EXAMPLES = Path.of("examples/routes");
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -45,7 +44,7 @@ class RouteCustomisationTest {
     }
 
     private static HttpResponse<String> post(RunningRelay relay, String path, byte[] body) throws Exception {
-        return http.send(HttpRequest.newBuilder(relay.uri(path)).header("Content-Type", "application/x-protobuf")
+        return HTTP.send(HttpRequest.newBuilder(relay.uri(path)).header("Content-Type", "application/x-protobuf")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 

@@ -3,7 +3,7 @@ package dev.mcpd.relay;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
-import dev.mcpd.testing.Ports;
+import dev.mcpd.testing.TestConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -32,12 +32,8 @@ final class RunningRelay implements AutoCloseable {
 
     /** Starts a tuned relay (shorter backoff and timeouts for delivery tests). */
     static RunningRelay start(Path dir, Map<String, String> extra, RelayApplication.Tuning tuning) {
-        Map<String, String> environment = new HashMap<>();
-        environment.put("MCPD_LISTEN", "127.0.0.1:" + Ports.free());
-        environment.put("MCPD_DATA", dir.resolve("mcpd.db").toString());
-        environment.put("MCPD_UPSTREAMS", "http://127.0.0.1:9");
-        environment.putAll(extra);
-        McpdConfig config = McpdConfig.fromEnvironment(environment);
+        McpdConfig config = TestConfig.on(dir.resolve("mcpd.db"), Map.of("MCPD_UPSTREAMS", "http://127.0.0.1:9"),
+                extra);
         return new RunningRelay(RelayApplication.start(config, tuning), config);
     }
 

@@ -1,9 +1,9 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Map;
@@ -18,7 +18,6 @@ class SenderKeyTest {
 
     @RegisterExtension
     static final SharedRelay relay = new SharedRelay(Map.of("MCPD_INGEST_KEY", KEY));
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 
 
@@ -30,7 +29,7 @@ class SenderKeyTest {
         if (header != null) {
             request.header(header, value);
         }
-        HttpResponse<String> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> answer = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
         spooled[0] = relay.spooled().stream().anyMatch(e -> new String(e.request().body()).equals(body));
         return answer.statusCode();
     }
@@ -69,7 +68,7 @@ class SenderKeyTest {
 
     @Test
     void theRefusalNamesNoKey() throws Exception {
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
                 .header("Authorization", "Bearer guess-" + KEY).POST(HttpRequest.BodyPublishers.ofString("{}"))
                 .build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(401, answer.statusCode());

@@ -1,5 +1,7 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,7 +13,6 @@ import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.testing.RawHttp;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -50,13 +51,11 @@ class SpoolBackpressureTest {
 
     static final long BOUND = 8 * 1024;
     static final int BODY_BYTES = 1024;
-    static final Duration PATIENCE = Duration.ofSeconds(20);
     /** Short upstream waits, so a returning upstream is tried again within a test's patience. */
     static final RelayApplication.Tuning FAST = new RelayApplication.Tuning(
             new Backoff(Duration.ofMillis(100), Duration.ofMillis(500), Math::random), Duration.ofSeconds(5),
             Duration.ofSeconds(30), Map.of());
 
-    static final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -100,7 +99,7 @@ class SpoolBackpressureTest {
     }
 
     private HttpResponse<String> post(byte[] body) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).header("Content-Type", "application/json")
+        return HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
@@ -163,7 +162,7 @@ class SpoolBackpressureTest {
     @Test
     void otlpRequestsAreRefusedTheSameWayWhenTheSpoolIsFull() throws Exception {
         fillUntilRefused();
-        HttpResponse<String> refused = http.send(HttpRequest.newBuilder(relay.uri("/v1/traces"))
+        HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/traces"))
                 .header("Content-Type", "application/x-protobuf")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(nextBody())).build(),
                 HttpResponse.BodyHandlers.ofString());

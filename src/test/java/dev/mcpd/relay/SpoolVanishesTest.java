@@ -1,18 +1,18 @@
 package dev.mcpd.relay;
 
 import static dev.mcpd.testing.ReliabilityReport.assertHostile;
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.mcpd.spool.SpoolReader;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -28,8 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SpoolVanishesTest {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private static final Duration PATIENCE = Duration.ofSeconds(10);
 
     @TempDir
     Path dir;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.it.PackagedJar;
 import dev.mcpd.testing.ReliabilityReport;
+import dev.mcpd.testing.TestTuning;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -38,8 +39,7 @@ final class FaultRig implements AutoCloseable {
     static final Duration SETTLE = Duration.ofSeconds(90);
 
     static final ObjectMapper JSON = new ObjectMapper();
-    static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2)).build();
+    static final HttpClient HTTP = TestTuning.QUICK_TO_GIVE_UP_HTTP;
 
     final Path dir;
     final Archive archive;

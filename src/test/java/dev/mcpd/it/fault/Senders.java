@@ -1,5 +1,6 @@
 package dev.mcpd.it.fault;
 
+import dev.mcpd.testing.TestTuning;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -37,8 +38,7 @@ final class Senders {
     static final Duration RECONNECT_PAUSE = Duration.ofMillis(100);
     static final Duration GIVE_UP_AFTER = Duration.ofSeconds(150);
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP = TestTuning.QUICK_TO_GIVE_UP_HTTP;
 
     private final String run;
     private final String scenario;
