@@ -12,6 +12,8 @@ public final class IngestTargetCheck implements Processor {
 
     /** Exchange property holding the request's {@link RequestTarget}. */
     public static final String PROPERTY = "mcpd.requestTarget";
+    /** Message header for routes: the path and query as kept and forwarded ({@code /v1/ingest?tenant=a}). */
+    public static final String TARGET_HEADER = "McpdTarget";
 
     private final RolePaths paths;
 
@@ -32,6 +34,11 @@ public final class IngestTargetCheck implements Processor {
             throw IngestRefusal.notAllowed("this path is not an ingest path; it answers GET");
         }
         exchange.setProperty(PROPERTY, target);
+        // What routes after this step read (an operator's at an extension point among them) is the normalised target:
+        // a check on the raw one could be stepped round with dot segments.
+        exchange.getIn().setHeader(TARGET_HEADER, target.text());
+        exchange.getIn().setHeader(Exchange.HTTP_URI, target.text());
+        exchange.getIn().setHeader(Exchange.HTTP_PATH, target.path());
     }
 
     /** The target the first step read. */

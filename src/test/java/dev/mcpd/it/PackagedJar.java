@@ -125,9 +125,25 @@ public final class PackagedJar implements AutoCloseable {
     /** Starts {@code java [jvmOptions] -jar mcpd.jar args} and returns at once, without waiting for it to serve. */
     public static PackagedJar launch(Path dir, int port, Map<String, String> environment, List<String> jvmOptions,
                                      String... args) {
+        return launchCommand(dir, dir, port, environment, javaJar(jvmOptions, args));
+    }
+
+    /**
+     * Starts {@code command} (the launcher {@code bin/mcpd …}, say) in {@code workingDir}, its log in {@code dir},
+     * and waits until it answers {@code GET /healthz} on {@code port}.
+     */
+    public static PackagedJar startCommand(Path dir, Path workingDir, int port, Map<String, String> environment,
+                                           List<String> command) {
+        PackagedJar started = launchCommand(dir, workingDir, port, environment, command);
+        started.awaitHealthy();
+        return started;
+    }
+
+    private static PackagedJar launchCommand(Path dir, Path workingDir, int port, Map<String, String> environment,
+                                             List<String> command) {
         Path log = dir.resolve("mcpd-" + FILES.incrementAndGet() + ".log");
-        ProcessBuilder builder = new ProcessBuilder(javaJar(jvmOptions, args))
-                .directory(dir.toFile())
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .directory(workingDir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(devNull()));

@@ -49,20 +49,25 @@ class RouteCustomisationTest {
     }
 
     @Test
-    void theRefuseExampleAnswers403OnItsPathAndLetsTheRestThrough() throws Exception {
-        try (RunningRelay relay = relay(routesWith("refuse-debug-path.camel.yaml"), "http://127.0.0.1:9", Map.of())) {
-            HttpResponse<String> refused = post(relay, "/v1/debug/dump", "x".getBytes(StandardCharsets.UTF_8));
-            assertEquals(403, refused.statusCode());
-            assertEquals("debug data is not relayed from this region\n", refused.body());
+    void theBeforeSpoolExampleRefusesTheDebugPathHoweverItIsWritten() throws Exception {
+        try (RunningRelay relay = relay(routesWith("before-spool.camel.yaml"), "http://127.0.0.1:9",
+                Map.of("mcpd.audit.dir", dir.resolve("audit").toString()))) {
+            for (String debug : List.of("/v1/debug/dump", "/v1/x/../debug/dump", "/v1/%64ebug/dump", "/v1/debug")) {
+                HttpResponse<String> refused = post(relay, debug, "x".getBytes(StandardCharsets.UTF_8));
+                assertEquals(403, refused.statusCode(), debug);
+                assertEquals("debug data is not relayed from this region\n", refused.body());
+            }
             assertEquals(202, post(relay, "/v1/ingest", "{}".getBytes(StandardCharsets.UTF_8)).statusCode());
-            assertEquals(List.of("/v1/ingest"), relay.spooled().stream().map(e -> e.request().target()).toList());
+            assertEquals(202, post(relay, "/v1/debugger", "{}".getBytes(StandardCharsets.UTF_8)).statusCode());
+            assertEquals(List.of("/v1/ingest", "/v1/debugger"), relay.spooled().stream()
+                    .map(e -> e.request().target()).toList());
         }
     }
 
     @Test
-    void theCopyExampleKeepsEachLogExportAsReceivedBesideTheSpool() throws Exception {
+    void theBeforeSpoolExampleKeepsEachLogExportAsReceivedBesideTheSpool() throws Exception {
         Path audit = dir.resolve("audit");
-        try (RunningRelay relay = relay(routesWith("copy-logs-to-file.camel.yaml"), "http://127.0.0.1:9",
+        try (RunningRelay relay = relay(routesWith("before-spool.camel.yaml"), "http://127.0.0.1:9",
                 Map.of("mcpd.audit.dir", audit.toString()))) {
             byte[] logs = {0x0a, 0x03, 'l', 'o', 'g', (byte) 0xff};
             assertEquals(200, post(relay, "/v1/logs", logs).statusCode());
@@ -79,10 +84,10 @@ class RouteCustomisationTest {
     }
 
     @Test
-    void theReceiptExampleWritesOneReceiptPerDelivery() throws Exception {
+    void theAfterDeliveryExampleWritesOneReceiptPerDelivery() throws Exception {
         Path receipts = dir.resolve("receipts");
         try (TestUpstream upstream = TestUpstream.start();
-             RunningRelay relay = relay(routesWith("receipts-after-delivery.camel.yaml"), upstream.url().toString(),
+             RunningRelay relay = relay(routesWith("after-delivery.camel.yaml"), upstream.url().toString(),
                      Map.of("mcpd.receipts.dir", receipts.toString()))) {
             assertEquals(202, post(relay, "/v1/ingest", "{\"events\":[]}".getBytes(StandardCharsets.UTF_8))
                     .statusCode());
