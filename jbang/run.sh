@@ -80,6 +80,16 @@ else
     rm -f "$work/home/.m2/settings.xml"
 fi
 
+# --- relative paths in the configuration mean the caller's directory, as for mcpd itself (resolved before the cd
+#     into Camel JBang's working directory below)
+absolute() { [[ $1 == /* ]] && echo "$1" || echo "$PWD/$1"; }
+export MCPD_DATA=${MCPD_DATA:-./data/mcpd.db}
+if [[ ! ${MCPD_DATA,,} =~ ^postgres(ql)?:// ]]; then
+    MCPD_DATA=$(absolute "$MCPD_DATA")
+fi
+[[ -z ${MCPD_SPOOL_DIR:-} ]] || export MCPD_SPOOL_DIR=$(absolute "$MCPD_SPOOL_DIR")
+[[ -z ${MCPD_ROUTES:-} ]] || export MCPD_ROUTES=$(absolute "$MCPD_ROUTES")
+
 # --- what to run: the product's routes, as files; the configuration class binding their beans; the mcpd classes
 routes=$project/src/main/resources/routes
 files=("$routes"/common/*.camel.yaml "$routes/$role"/*.camel.yaml)

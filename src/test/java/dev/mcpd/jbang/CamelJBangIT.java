@@ -79,8 +79,9 @@ class CamelJBangIT {
         Path work = project.resolve("target/jbang-it");
         Files.createDirectories(work);
         Path log = work.resolve("relay-" + port + ".log");
+        // Started from another folder, with a relative spool directory: it means that folder, as for mcpd itself.
         ProcessBuilder command = new ProcessBuilder("bash", script.toString(), "relay")
-                .directory(project.toFile())
+                .directory(tmp.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         Map<String, String> env = command.environment();
@@ -88,7 +89,7 @@ class CamelJBangIT {
                 || name.equals("JAVA_TOOL_OPTIONS"));
         env.put("MCPD_LISTEN", "127.0.0.1:" + port);
         env.put("MCPD_UPSTREAMS", "http://127.0.0.1:" + collector.getAddress().getPort());
-        env.put("MCPD_SPOOL_DIR", tmp.resolve("spool").toString());
+        env.put("MCPD_SPOOL_DIR", "spool");
         env.put("MCPD_JAR", jar.toString());
         env.put("MCPD_JBANG_WORK", work.toString());
         env.put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -113,6 +114,12 @@ class CamelJBangIT {
                     () -> assertEquals(202, ingest.statusCode(), ingest.body()),
                     () -> assertEquals("spooled", ingest.headers().firstValue("mcpd-relay").orElse(null)),
                     () -> assertEquals("{\"accepted\":0,\"duplicate\":0,\"rejected\":0}", ingest.body()));
+
+            HttpResponse<String> status = HTTP.send(HttpRequest.newBuilder(uri(port, "/relay/status"))
+                    .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            assertTrue(status.body().contains("\"directory\" : \"" + tmp.resolve("spool").resolve("relay") + "\""),
+                    "a relative MCPD_SPOOL_DIR is the caller's folder's:\n" + status.body());
+            assertTrue(Files.isDirectory(tmp.resolve("spool").resolve("relay")), "the spool is where it says");
 
             HttpResponse<String> metrics = HTTP.send(HttpRequest.newBuilder(uri(port, "/metrics"))
                     .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
