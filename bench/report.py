@@ -92,6 +92,7 @@ def plot(res, plots_dir):
     names = {"A-1k": "ceiling A (nginx return 200)", "B-1k": "ceiling B (nginx proxy, no durability)",
              "relay-1k": "mcpd relay (durable)"}
     files = []
+    rates = []
     for subject in ("A-1k", "B-1k", "relay-1k"):
         data = os.path.join(plots_dir, f"latency-{subject}.dat")
         with open(data, "w") as f:
@@ -103,9 +104,14 @@ def plot(res, plots_dir):
                                median(r["p99_ms"] for r in saturated)))
             for x, p50, p99 in sorted(series):
                 f.write(f"{x:.0f} {p50:.3f} {p99:.3f}\n")
+                rates.append(x)
         files.append((data, names[subject]))
-    curves = ", ".join(f"'{d}' using 1:3 with linespoints title '{n}, p99', "
-                       f"'{d}' using 1:2 with linespoints dashtype 2 title '{n}, p50'" for d, n in files)
+    # One readable colour per subject, p99 solid and p50 dashed in the same colour: the relay against its ceilings.
+    colours = ["#555555", "#1f77b4", "#d62728"]
+    curves = ", ".join(f"'{d}' using 1:3 with linespoints lw 2 pt 7 lc rgb '{c}' title '{n}, p99', "
+                       f"'{d}' using 1:2 with linespoints lw 1 dt 2 pt 6 lc rgb '{c}' title '{n}, p50'"
+                       for (d, n), c in zip(files, colours))
+    largest = max((n for n in (r.get("backlog") for r in res.rows if r["kind"] == "load") if n), default=1)
     backlog = os.path.join(plots_dir, "backlog.dat")
     with open(backlog, "w") as f:
         for n in sorted({r["backlog"] for r in res.rows if r["kind"] == "load" and "backlog" in r}):
@@ -116,21 +122,23 @@ def plot(res, plots_dir):
 set terminal pngcairo size 960,600 font ',10'
 set output '{os.path.join(plots_dir, "latency-vs-load.png")}'
 set title 'Latency against achieved load — 1 KiB POST, 64 connections (paced at 1/4, 1/2, 3/4 of saturation, then saturated)'
-set xlabel 'requests/s achieved'
+set xlabel 'requests/s achieved (log scale: the subjects differ by 10x)'
 set ylabel 'latency (ms, log scale)'
-set logscale y
+set logscale xy
+set xrange [{min(rates, default=1) / 1.5:.0f}:{max(rates, default=10) * 1.5:.0f}]
 set key top left
 set grid
 plot {curves}
 set output '{os.path.join(plots_dir, "backlog.png")}'
 set title 'Relay accept rate against entries waiting in the spool (upstream down) — 1 KiB, 64 connections'
-set xlabel 'entries filled before the start (log scale; 0 is drawn at 1)'
+set xlabel 'entries filled before the start (log scale; an empty spool is drawn at 1)'
 set ylabel 'requests/s'
-unset logscale y
+unset logscale
 set logscale x
+set xrange [0.5:{largest * 3}]
+set format x '10^%L'
 set yrange [0:*]
-set offsets graph 0.05, graph 0.05, 0, 0
-plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines title 'median (min–max)'
+plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines lw 2 pt 7 lc rgb '#d62728' title 'median (min–max)'
 """
     try:
         subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
@@ -172,10 +180,46 @@ def targets(res):
             ms = restart[0]["serving_ms"]
             out.append(f"| restart with {num(top)} entries serving in < 5 s | {ms / 1000:.1f} s | "
                        f"{'yes' if ms < 5000 else 'no'} |")
-    peaks = [r["peak_rss_mib"] for r in res.rows if "peak_rss_mib" in r]
+    # Large bodies in flight are measured for their own sake (BENCHMARKS "Large bodies in flight"), not against this.
+    peaks = [r["peak_rss_mib"] for r in res.rows if "peak_rss_mib" in r and not r["kind"].startswith("large-bodies")]
     if peaks:
         out.append(f"| RSS < 300 MiB throughout | peak {max(peaks)} MiB | {'yes' if max(peaks) < 300 else 'no'} |")
     return out
+
+
+def in_short(res):
+    """The figures a reader quotes, in one place: the README points here rather than copying them."""
+    out = ["## In short", ""]
+    b, relay, relay_spread = res.rps("B-1k"), res.rps("relay-1k"), spread(r["rps"] for r in res.saturated("relay-1k"))
+    if relay:
+        out.append(f"- Durable accept, 1 KiB, delivery running: **{relay_spread} req/s**, {ratio(relay, b)} ceiling B "
+                   f"(nginx → nginx, no durability).")
+    half = offered_load(res).get(("relay-1k", 0.5))
+    if half:
+        out.append(f"- p99 at about half the saturating rate: **{median(r['p99_ms'] for r in half):.2f} ms** "
+                   f"({num(median(r['rps'] for r in half))} req/s).")
+    backlog = {}
+    for r in res.kind("load", subject="relay-backlog"):
+        backlog.setdefault(r["backlog"], []).append(r["rps"])
+    if 0 in backlog and len(backlog) > 1:
+        top = max(backlog)
+        restart = [x for x in res.kind("restart") if x["backlog"] == top]
+        out.append(f"- With {num(top)} entries waiting: accept {ratio(median(backlog[top]), median(backlog[0]))} of "
+                   "an empty spool" + (f"; launch → first 2xx {restart[0]['serving_ms'] / 1000:.1f} s" if restart
+                                      else "") + ".")
+    for d in res.kind("drain"):
+        out.append(f"- A backlog drains at **{num(d['entries'] / max(d['drain_ms'], 1) * 1000)} entries/s** "
+                   "(4 workers, upstream nginx on loopback).")
+    sqlite, postgres = res.rps("collector-sqlite"), res.rps("collector-postgres")
+    if sqlite:
+        out.append(f"- The collector archives {num(sqlite)} batches/s on SQLite"
+                   + (f", {num(postgres)} on PostgreSQL." if postgres else "."))
+    large = [r for r in res.kind("large-bodies") if r["label"] == "default"]
+    if large:
+        out.append(f"- 40 concurrent 16 MiB uploads: peak RSS {num(median(r['peak_rss_mib'] for r in large))} MiB "
+                   "with the default heap (all taken); a smaller heap takes fewer at once and tells the rest to "
+                   "retry (below).")
+    return out + [""]
 
 
 def report(res, plots_dir, plots_link):
@@ -186,12 +230,13 @@ def report(res, plots_dir, plots_link):
           "**Generated by `bench/run.sh`** (" + ("`--quick`: a smoke run, figures not comparable" if m["quick"]
                                                  else "full run") + f", {m['date']}). Do not edit by hand: run "
           "`bench/run.sh` (it installs wrk, nginx and gnuplot from Debian's packages, builds the jar if needed, and "
-          "takes about 25 minutes). Every figure is the median of its repetitions with (min–max); the subjects "
+          "takes about 30 minutes). Every figure is the median of its repetitions with (min–max); the subjects "
           "alternate within each repetition, so the ceilings and the relay share the same noise. The load generator "
           "(wrk, 2 threads) runs on the same 2 cores as the server under test.", "",
           f"**Machine**: {m['cpu']}, {m['cores']} cores, {num(m['memory_mib'])} MiB; Linux {m['kernel']}; spool file "
           f"system {m['fs']}; {m['java']}; nginx {m['nginx']}; wrk {m['wrk']}. The relay runs as shipped "
           "(`bin/mcpd`: SerialGC, 64 MiB young generation, the class-data archive of `bin/cds-archive`).", "",
+          ] + in_short(res) + [
           "## Ratios (what holds from one machine to another)", "",
           "| ratio | value |", "|---|---|",
           f"| relay accept / ceiling B (1 KiB) | {ratio(relay1, b1)} |",

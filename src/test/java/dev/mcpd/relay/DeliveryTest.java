@@ -33,6 +33,8 @@ import java.util.function.Function;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** SPEC §3–§5: delivery to real HTTP upstreams — failover, waits, failback, dead letters, keys, workers. */
 class DeliveryTest {
@@ -147,22 +149,18 @@ class DeliveryTest {
         }
     }
 
-    @Test
-    void eachRetryableStatusMovesTheRequestToTheNextUpstream() throws Exception {
-        for (int status : new int[] {503, 429, 500, 408}) {
-            try (TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(status));
-                 TestUpstream secondary = TestUpstream.start();
-                 RunningRelay relay = relay(primary, secondary)) {
-                byte[] body = unique();
-                post(relay, "/v1/ingest", body);
-                await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);
-                assertArrayEquals(body, secondary.received().get(0).body(), "after " + status);
-                assertEquals(1, primary.received().size(), "one attempt at the primary after " + status);
-                awaitSpoolEmpty(relay);
-            } finally {
-                Files.walk(dir).sorted(java.util.Comparator.reverseOrder()).filter(p -> !p.equals(dir))
-                        .forEach(p -> p.toFile().delete());
-            }
+    @ParameterizedTest
+    @ValueSource(ints = {503, 429, 500, 408})
+    void eachRetryableStatusMovesTheRequestToTheNextUpstream(int status) throws Exception {
+        try (TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(status));
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = relay(primary, secondary)) {
+            byte[] body = unique();
+            post(relay, "/v1/ingest", body);
+            await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);
+            assertArrayEquals(body, secondary.received().get(0).body(), "after " + status);
+            assertEquals(1, primary.received().size(), "one attempt at the primary after " + status);
+            awaitSpoolEmpty(relay);
         }
     }
 

@@ -10,9 +10,10 @@ import dev.mcpd.spool.SpoolEntry;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC §2: what the relay answers, and that the answer comes with the request in the spool. */
@@ -32,16 +33,15 @@ class IngestAnswersTest {
         return relay.spooled().stream().filter(e -> java.util.Arrays.equals(e.request().body(), body)).findFirst();
     }
 
-    @Test
-    void otlpProtobufIsAnsweredWithAnEmptyProtobufPartialSuccess() throws Exception {
-        for (String path : List.of("/v1/traces", "/v1/logs", "/v1/metrics")) {
-            byte[] body = ("protobuf bytes for " + path).getBytes(StandardCharsets.UTF_8);
-            HttpResponse<byte[]> answer = post(path, "application/x-protobuf", body);
-            assertEquals(200, answer.statusCode(), path);
-            assertEquals("application/x-protobuf", answer.headers().firstValue("content-type").orElseThrow());
-            assertEquals(0, answer.body().length);
-            assertTrue(spooledWithBody(body).isPresent(), "in the spool when answered: " + path);
-        }
+    @ParameterizedTest
+    @ValueSource(strings = {"/v1/traces", "/v1/logs", "/v1/metrics"})
+    void otlpProtobufIsAnsweredWithAnEmptyProtobufPartialSuccess(String path) throws Exception {
+        byte[] body = ("protobuf bytes for " + path).getBytes(StandardCharsets.UTF_8);
+        HttpResponse<byte[]> answer = post(path, "application/x-protobuf", body);
+        assertEquals(200, answer.statusCode(), path);
+        assertEquals("application/x-protobuf", answer.headers().firstValue("content-type").orElseThrow());
+        assertEquals(0, answer.body().length);
+        assertTrue(spooledWithBody(body).isPresent(), "in the spool when answered: " + path);
     }
 
     @Test
@@ -54,30 +54,28 @@ class IngestAnswersTest {
         assertTrue(spooledWithBody(body).isPresent());
     }
 
-    @Test
-    void everyOtherPathIsAnswered202SpooledWithZeroCounts() throws Exception {
-        for (String path : List.of("/v1/ingest", "/anything/else?tenant=a", "/")) {
-            byte[] body = ("{\"events\":[{\"path\":\"" + path + "\"}]}").getBytes(StandardCharsets.UTF_8);
-            HttpResponse<byte[]> answer = post(path, "application/json", body);
-            assertEquals(202, answer.statusCode(), path);
-            assertEquals("spooled", answer.headers().firstValue("mcpd-relay").orElseThrow());
-            assertEquals("{\"accepted\":0,\"duplicate\":0,\"rejected\":0}",
-                    new String(answer.body(), StandardCharsets.UTF_8));
-            SpoolEntry entry = spooledWithBody(body).orElseThrow();
-            assertEquals(path, entry.request().target());
-            assertEquals("POST", entry.request().method());
-            assertEquals("application/json", entry.request().contentType());
-        }
+    @ParameterizedTest
+    @ValueSource(strings = {"/v1/ingest", "/anything/else?tenant=a", "/"})
+    void everyOtherPathIsAnswered202SpooledWithZeroCounts(String path) throws Exception {
+        byte[] body = ("{\"events\":[{\"path\":\"" + path + "\"}]}").getBytes(StandardCharsets.UTF_8);
+        HttpResponse<byte[]> answer = post(path, "application/json", body);
+        assertEquals(202, answer.statusCode(), path);
+        assertEquals("spooled", answer.headers().firstValue("mcpd-relay").orElseThrow());
+        assertEquals("{\"accepted\":0,\"duplicate\":0,\"rejected\":0}",
+                new String(answer.body(), StandardCharsets.UTF_8));
+        SpoolEntry entry = spooledWithBody(body).orElseThrow();
+        assertEquals(path, entry.request().target());
+        assertEquals("POST", entry.request().method());
+        assertEquals("application/json", entry.request().contentType());
     }
 
-    @Test
-    void probeMetricsAndRelayPathsAreNotIngestAndRefusePost() throws Exception {
-        for (String path : List.of("/healthz", "/readyz", "/metrics", "/relay/status", "/relay")) {
-            byte[] body = ("not for " + path).getBytes(StandardCharsets.UTF_8);
-            HttpResponse<byte[]> answer = post(path, "application/json", body);
-            assertEquals(405, answer.statusCode(), path);
-            assertFalse(spooledWithBody(body).isPresent(), path);
-        }
+    @ParameterizedTest
+    @ValueSource(strings = {"/healthz", "/readyz", "/metrics", "/relay/status", "/relay"})
+    void probeMetricsAndRelayPathsAreNotIngestAndRefusePost(String path) throws Exception {
+        byte[] body = ("not for " + path).getBytes(StandardCharsets.UTF_8);
+        HttpResponse<byte[]> answer = post(path, "application/json", body);
+        assertEquals(405, answer.statusCode(), path);
+        assertFalse(spooledWithBody(body).isPresent(), path);
     }
 
     @Test

@@ -120,7 +120,7 @@ public final class ReliabilityReport {
         Map<String, String> hostile = newestById(hostileRows());
         StringBuilder md = new StringBuilder();
         md.append("# Reliability\n\n")
-                .append("What the relay promises (SPEC §2–§6) checked under faults: the packaged jar (`target/mcpd.jar`)")
+                .append("What the relay promises (README: the 2xx promise, delivery, keys, the bound) checked under faults: the packaged jar (`target/mcpd.jar`)")
                 .append(" runs as separate processes — a relay and real collectors (`mcpd serve`) — while the fault ")
                 .append("suite (`src/test/java/dev/mcpd/it/fault/`, Failsafe ITs in `mvn -B verify`) posts distinct ")
                 .append("one-event native batches from 32 concurrent senders and breaks things. Every sender retries ")
@@ -145,7 +145,7 @@ public final class ReliabilityReport {
                 .append("whose event is not in the archive; **re-sends recognised** — the collectors' `duplicates`: ")
                 .append("copies that arrived again (a relay re-send, or a sender's retry after a lost answer) and were ")
                 .append("stored zero times. Every scenario also checks that the relay's spool drains with no dead ")
-                .append("letter, and that the relay answered nothing but 2xx or 503 (SPEC §2: any POST is accepted or ")
+                .append("letter, and that the relay answered nothing but 2xx or 503 (any POST is accepted or ")
                 .append("refused retryably; a 404 or 405 makes an OpenTelemetry exporter drop the batch). A 503 without ")
                 .append("`Retry-After` is retried after 1 s and noted.\n\n")
                 .append("| # | what was done | sent | acked | archived | dup. stored | lost | re-sends recognised | notes ")
@@ -158,7 +158,7 @@ public final class ReliabilityReport {
                 .append("it is written, the relay keeps running and accepts again once there is room. | – | – | – | ")
                 .append("– | – | – | runs in Surefire (`mvn -B verify`); needs root for the tmpfs | see that test |\n\n");
         md.append("## Hostile input\n\n")
-                .append("What an attacker or a careless operator can send (issue 12), each case a test of the real ")
+                .append("What an attacker or a careless operator can send, each case a test of the real ")
                 .append("relay or collector — in-process or the packaged jar — through raw sockets where no client ")
                 .append("would send such bytes. **expected** is the contract, **observed** what the run saw.\n\n")
                 .append("| # | input | expected | observed | result |\n")
