@@ -167,9 +167,7 @@ def targets(res):
                        f"{rate / b:.2f} × B, delivered {num(s['delivered'] / s['seconds'])}/s, spool "
                        f"{num(s['entries_before'])} → {num(s['entries_after'])} entries | "
                        f"{'yes' if flat and rate >= 0.5 * b else 'no'} |")
-    backlog = {}
-    for r in res.kind("load", subject="relay-backlog"):
-        backlog.setdefault(r["backlog"], []).append(r["rps"])
+    backlog = backlog_rps(res)
     if 0 in backlog and len(backlog) > 1:
         top = max(backlog)
         r = median(backlog[top]) / median(backlog[0])
@@ -187,6 +185,14 @@ def targets(res):
     return out
 
 
+def backlog_rps(res):
+    """Accept rates by the number of entries waiting in the spool."""
+    backlog = {}
+    for r in res.kind("load", subject="relay-backlog"):
+        backlog.setdefault(r["backlog"], []).append(r["rps"])
+    return backlog
+
+
 def in_short(res):
     """The figures a reader quotes, in one place: the README points here rather than copying them."""
     out = ["## In short", ""]
@@ -198,9 +204,7 @@ def in_short(res):
     if half:
         out.append(f"- p99 at about half the saturating rate: **{median(r['p99_ms'] for r in half):.2f} ms** "
                    f"({num(median(r['rps'] for r in half))} req/s).")
-    backlog = {}
-    for r in res.kind("load", subject="relay-backlog"):
-        backlog.setdefault(r["backlog"], []).append(r["rps"])
+    backlog = backlog_rps(res)
     if 0 in backlog and len(backlog) > 1:
         top = max(backlog)
         restart = [x for x in res.kind("restart") if x["backlog"] == top]
