@@ -55,12 +55,6 @@ public record McpdConfig(
         long quotaPerMinute,
         Optional<Path> routes) {
 
-    public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("0.0.0.0", 4317);
-    public static final String DEFAULT_DATA = "./data/mcpd.db";
-    public static final long DEFAULT_SPOOL_MAX_BYTES = ByteSize.GIB;
-    public static final long DEFAULT_MAX_BODY_BYTES = 16 * ByteSize.MIB;
-    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
-    public static final int DEFAULT_WORKERS = 4;
     /** More workers than this buys nothing over one network link and only hides a wrong value. */
     public static final int MAX_WORKERS = 1024;
     /** A day: longer is surely a mistake, and keeps the timeout safe to convert to milliseconds. */
@@ -107,19 +101,19 @@ public record McpdConfig(
      */
     public static McpdConfig from(Map<Option<?>, List<String>> flags, Map<String, String> environment) {
         Sources given = new Sources(flags, environment);
-        String data = given.single(Options.DATA).orElse(DEFAULT_DATA);
+        String data = given.value(Options.DATA);
         return new McpdConfig(
-                given.single(Options.LISTEN).orElse(DEFAULT_LISTEN),
+                given.value(Options.LISTEN),
                 data,
                 given.single(Options.SPOOL_DIR).orElseGet(() -> defaultSpoolDir(data)),
                 given.list(Options.UPSTREAM),
                 given.single(Options.INGEST_KEY),
                 given.single(Options.UPSTREAM_KEY),
-                given.single(Options.SPOOL_MAX_BYTES).orElse(DEFAULT_SPOOL_MAX_BYTES),
-                given.single(Options.MAX_BODY_BYTES).orElse(DEFAULT_MAX_BODY_BYTES),
-                given.single(Options.REQUEST_TIMEOUT_SECONDS).orElse(DEFAULT_REQUEST_TIMEOUT),
-                given.single(Options.WORKERS).orElse(DEFAULT_WORKERS),
-                given.single(Options.QUOTA_PER_MINUTE).orElse(0L),
+                given.value(Options.SPOOL_MAX_BYTES),
+                given.value(Options.MAX_BODY_BYTES),
+                given.value(Options.REQUEST_TIMEOUT_SECONDS),
+                given.value(Options.WORKERS),
+                given.value(Options.QUOTA_PER_MINUTE),
                 given.single(Options.ROUTES));
     }
 
@@ -135,7 +129,7 @@ public record McpdConfig(
      */
     public static Path defaultSpoolDir(String data) {
         checkData(data);
-        Path file = Path.of(isPostgres(data) ? DEFAULT_DATA : data);
+        Path file = Path.of(isPostgres(data) ? Options.DATA.defaultValue().orElseThrow() : data);
         String name = file.getFileName().toString();
         int lastDot = name.lastIndexOf('.');
         // A leading dot starts a hidden file's name, not an extension.
@@ -365,6 +359,11 @@ public record McpdConfig(
         Sources(Map<Option<?>, List<String>> flags, Map<String, String> environment) {
             this.flags = flags;
             this.environment = environment;
+        }
+
+        /** What was given, or the option's default value. */
+        <T> T value(Option<T> option) {
+            return single(option).orElseGet(() -> option.defaultValue().orElseThrow());
         }
 
         <T> Optional<T> single(Option<T> option) {

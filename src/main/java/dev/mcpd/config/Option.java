@@ -8,8 +8,9 @@ import java.util.function.Function;
 
 /**
  * One command-line option, declared once (in {@link Options}) with everything about it: its flag and environment
- * variable, the label of its value, what it means, its default as an operator reads it, how its text is parsed and
- * checked, and which roles take it. The command line's options and help, the README's option table and the errors
+ * variable, the label of its value, what it means, its default (a value, parsed like any given one, so its text and
+ * value cannot disagree; or a description, when it is "none" or derived from another option), how its text is parsed
+ * and checked, and which roles take it. The command line's options and help, the README's option table and the errors
  * that name a bad value are all made from these declarations.
  *
  * @param <T> the type its value is parsed to
@@ -21,38 +22,48 @@ public final class Option<T> {
     private final String label;
     private final String meaning;
     private final Optional<String> defaultText;
+    private final Optional<T> defaultValue;
     private final Function<String, T> parser;
     private final Set<Role> roles;
     private final boolean repeatable;
 
     private Option(String flag, String environmentVariable, String label, String meaning,
-                   Optional<String> defaultText, Function<String, T> parser, Set<Role> roles, boolean repeatable) {
+                   Optional<String> defaultText, boolean defaultIsValue, Function<String, T> parser, Set<Role> roles,
+                   boolean repeatable) {
         this.flag = flag;
         this.environmentVariable = environmentVariable;
         this.label = label;
         this.meaning = meaning;
         this.defaultText = defaultText;
         this.parser = parser;
+        this.defaultValue = defaultIsValue ? defaultText.map(parser) : Optional.empty();
         this.roles = Set.copyOf(roles);
         this.repeatable = repeatable;
     }
 
     /**
-     * An option taken once ({@code MCPD_<NAME>}, upper case, {@code -} → {@code _}).
+     * An option taken once ({@code MCPD_<NAME>}, upper case, {@code -} → {@code _}) with a default value.
      *
-     * @param defaultText its default as help and README say it, or null for none
-     * @param parser      text to value; throws {@link IllegalArgumentException} saying what is wrong
+     * @param defaultValue its default, written as an operator would write it; parsed here, so a bad one fails at once
+     * @param parser       text to value; throws {@link IllegalArgumentException} saying what is wrong
      */
-    static <T> Option<T> of(String flag, String label, String meaning, String defaultText,
+    static <T> Option<T> of(String flag, String label, String meaning, String defaultValue,
                             Function<String, T> parser, Role first, Role... more) {
-        return new Option<>(flag, variableOf(flag), label, meaning, Optional.ofNullable(defaultText), parser,
+        return new Option<>(flag, variableOf(flag), label, meaning, Optional.of(defaultValue), true, parser,
+                EnumSet.of(first, more), false);
+    }
+
+    /** An option taken once whose absence is not a value: {@code description} says what happens without it. */
+    static <T> Option<T> withoutDefault(String flag, String label, String meaning, String description,
+                                        Function<String, T> parser, Role first, Role... more) {
+        return new Option<>(flag, variableOf(flag), label, meaning, Optional.of(description), false, parser,
                 EnumSet.of(first, more), false);
     }
 
     /** An option that may be given several times, in order; its variable holds the whole list, comma-separated. */
     static <T> Option<T> repeatable(String flag, String environmentVariable, String label, String meaning,
                                     Function<String, T> parser, Role first, Role... more) {
-        return new Option<>(flag, environmentVariable, label, meaning, Optional.empty(), parser,
+        return new Option<>(flag, environmentVariable, label, meaning, Optional.empty(), false, parser,
                 EnumSet.of(first, more), true);
     }
 
@@ -78,8 +89,14 @@ public final class Option<T> {
         return meaning;
     }
 
+    /** Its default as help and the README say it. */
     public Optional<String> defaultText() {
         return defaultText;
+    }
+
+    /** Its default value, when it has one (not for "none" or a default derived from another option). */
+    public Optional<T> defaultValue() {
+        return defaultValue;
     }
 
     public boolean takenBy(Role role) {

@@ -15,21 +15,21 @@ import java.util.stream.Collectors;
 public final class Options {
 
     public static final Option<ListenAddress> LISTEN = Option.of("--listen", "HOST:PORT",
-            "ingest, probes and metrics address", McpdConfig.DEFAULT_LISTEN.toString(), ListenAddress::parse,
+            "ingest, probes and metrics address", "0.0.0.0:4317", ListenAddress::parse,
             Role.RELAY, Role.SERVE);
     public static final Option<String> DATA = Option.of("--data", "PATH",
             "collector store: a file (embedded SQLite) or postgres://…; for the relay it only places the spool",
-            McpdConfig.DEFAULT_DATA, McpdConfig::checkData, Role.RELAY, Role.SERVE);
-    public static final Option<Path> SPOOL_DIR = Option.of("--spool-dir", "DIR",
+            "./data/mcpd.db", McpdConfig::checkData, Role.RELAY, Role.SERVE);
+    public static final Option<Path> SPOOL_DIR = Option.withoutDefault("--spool-dir", "DIR",
             "spool directory; the relay spools in DIR/relay", "<dir of --data>/<stem of --data>.spool",
             McpdConfig::parseDirectory, Role.RELAY);
     // The one exception to MCPD_<NAME>: the variable holds the whole list.
     public static final Option<URI> UPSTREAM = Option.repeatable("--upstream", "MCPD_UPSTREAMS", "URL",
             "collector to deliver to; repeat it, primary first (any --upstream replaces MCPD_UPSTREAMS)",
             McpdConfig::parseUpstream, Role.RELAY);
-    public static final Option<Secret> INGEST_KEY = Option.of("--ingest-key", "KEY",
+    public static final Option<Secret> INGEST_KEY = Option.withoutDefault("--ingest-key", "KEY",
             "key a sender must present", "none (open)", Secret::of, Role.RELAY, Role.SERVE);
-    public static final Option<Secret> UPSTREAM_KEY = Option.of("--upstream-key", "KEY",
+    public static final Option<Secret> UPSTREAM_KEY = Option.withoutDefault("--upstream-key", "KEY",
             "key the relay presents to every upstream", "none (each sender's key is passed on)", Secret::of,
             Role.RELAY);
     public static final Option<Long> SPOOL_MAX_BYTES = Option.of("--spool-max-bytes", "SIZE",
@@ -45,9 +45,9 @@ public final class Options {
     public static final Option<Integer> WORKERS = Option.of("--workers", "N", "delivery workers", "4",
             text -> McpdConfig.checkWorkers(McpdConfig.wholeNumber(text)), Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
-            "collector: ingest requests this replica takes per minute; past it, 429", "0 (no quota)",
+            "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
-    public static final Option<Path> ROUTES = Option.of("--routes", "DIR",
+    public static final Option<Path> ROUTES = Option.withoutDefault("--routes", "DIR",
             "a directory of *.camel.yaml routes loaded beside the built-in ones (extension points:"
                     + " direct:mcpd-before-spool, direct:mcpd-after-delivery)", "none",
             text -> McpdConfig.existingDirectory(McpdConfig.parseDirectory(text)), Role.RELAY, Role.SERVE);

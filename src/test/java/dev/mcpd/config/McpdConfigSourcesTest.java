@@ -96,7 +96,7 @@ class McpdConfigSourcesTest {
         assertEquals(4, config.workers());
         assertEquals(List.of(), config.upstreams());
         assertEquals(Optional.empty(), config.ingestKey());
-        assertEquals(McpdConfig.DEFAULT_LISTEN, config.listen());
+        assertEquals(Options.LISTEN.defaultValue().orElseThrow(), config.listen());
     }
 
     @Test
@@ -195,12 +195,12 @@ class McpdConfigSourcesTest {
     @Test
     void aConfigBuiltInCodeIsValidatedToo() {
         ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
-                McpdConfig.DEFAULT_LISTEN, "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
+                Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
                 Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 0, Optional.empty()));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
         ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
-                McpdConfig.DEFAULT_LISTEN, "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
+                Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
                 Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 0, Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Options;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
 import java.net.URI;
@@ -214,7 +215,7 @@ class DashboardAndAlertsTest {
         assertTrue(expr("McpdRelayDeadLetters").contains("mcpd_relay_dead_letter_total")
                 && expr("McpdRelayDeadLetters").endsWith("> 0"));
         // The spool bound is not a metric: the rules take the default bound, 80% of it as /readyz does.
-        String eightyPercent = "0.8 * " + McpdConfig.DEFAULT_SPOOL_MAX_BYTES;
+        String eightyPercent = "0.8 * " + Options.SPOOL_MAX_BYTES.defaultValue().orElseThrow();
         assertTrue(expr("McpdRelaySpoolOver80Percent").contains("mcpd_relay_spool_bytes")
                 && expr("McpdRelaySpoolOver80Percent").endsWith("> " + eightyPercent));
         assertTrue(expr("McpdRelaySpoolFull").contains("mcpd_relay_refused_full_total"));
@@ -224,6 +225,6 @@ class DashboardAndAlertsTest {
                 && expr("McpdRelayNotReady").contains(">= " + eightyPercent));
         assertTrue(DeployFiles.read(ALERTS).contains("1073741824 bytes (1 GiB, the default)"),
                 "the threshold's bound is documented");
-        assertEquals(1073741824L, McpdConfig.DEFAULT_SPOOL_MAX_BYTES);
+        assertEquals(1073741824L, Options.SPOOL_MAX_BYTES.defaultValue().orElseThrow());
     }
 }

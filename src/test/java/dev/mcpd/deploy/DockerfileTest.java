@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Options;
 import dev.mcpd.deploy.DeployFiles.Instruction;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
@@ -91,7 +92,7 @@ class DockerfileTest {
     @Test
     void itExposesPort4317AndKeepsItsStateInTheDataVolume() {
         assertEquals("4317", only(runtimeStage(), "EXPOSE"));
-        assertEquals(McpdConfig.DEFAULT_LISTEN.port(), 4317, "the port mcpd listens on by default");
+        assertEquals(Options.LISTEN.defaultValue().orElseThrow().port(), 4317, "the port mcpd listens on by default");
         assertEquals("/data", only(runtimeStage(), "VOLUME"));
     }
 
