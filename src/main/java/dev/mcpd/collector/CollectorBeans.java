@@ -47,7 +47,8 @@ public final class CollectorBeans implements AutoCloseable {
         bind.accept("archiveStep", new ArchiveStep(store, metrics));
         bind.accept("collectorAnswer", new CollectorAnswer());
         bind.accept("statsAnswer", new StatsAnswer(store));
-        bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store)));
+        // The collector's Vert.x server speaks h2c with prior knowledge: a relay may start its connections in HTTP/2.
+        bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store), "h2c"));
         bind.accept("metricsScrape", new MetricsScrape(registry));
     }
 

@@ -35,7 +35,8 @@ import java.util.stream.Collectors;
  * @param spoolMaxBytes  spool bound ({@code --spool-max-bytes})
  * @param maxBodyBytes   larger request bodies get 413 ({@code --max-body-bytes})
  * @param requestTimeout a request not fully read in time gets 408 ({@code --request-timeout-seconds})
- * @param workers        delivery workers ({@code --workers})
+ * @param workers        delivery lanes ({@code --workers})
+ * @param maxInFlight    the most requests in flight to one upstream at once ({@code --max-in-flight})
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
@@ -52,11 +53,14 @@ public record McpdConfig(
         long maxBodyBytes,
         Duration requestTimeout,
         int workers,
+        int maxInFlight,
         long quotaPerMinute,
         Optional<Path> routes) {
 
     /** More workers than this buys nothing over one network link and only hides a wrong value. */
     public static final int MAX_WORKERS = 1024;
+    /** A window past this would hold more connections (HTTP/1.1) than a process should open to one upstream. */
+    public static final int MAX_IN_FLIGHT = 65_536;
     /** A day: longer is surely a mistake, and keeps the timeout safe to convert to milliseconds. */
     public static final long MAX_REQUEST_TIMEOUT_SECONDS = 86_400;
 
@@ -82,6 +86,7 @@ public record McpdConfig(
         check(Options.MAX_BODY_BYTES, () -> atLeastOneByte(maxBodyBytes));
         check(Options.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
         check(Options.WORKERS, () -> checkWorkers(workers));
+        check(Options.MAX_IN_FLIGHT, () -> checkMaxInFlight(maxInFlight));
         check(Options.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
         routes.ifPresent(dir -> check(Options.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
@@ -113,6 +118,7 @@ public record McpdConfig(
                 given.value(Options.MAX_BODY_BYTES),
                 given.value(Options.REQUEST_TIMEOUT_SECONDS),
                 given.value(Options.WORKERS),
+                given.value(Options.MAX_IN_FLIGHT),
                 given.value(Options.QUOTA_PER_MINUTE),
                 given.single(Options.ROUTES));
     }
@@ -170,7 +176,8 @@ public record McpdConfig(
                                 ? "upstream key presented to every upstream"
                                 : "each sender's key passed on")
                         + "; spool at " + relaySpoolDir() + ", " + ByteSize.format(spoolMaxBytes)),
-                section("delivery", workers + (workers == 1 ? " worker" : " workers")),
+                section("delivery", workers + (workers == 1 ? " worker" : " workers") + "; up to " + maxInFlight
+                        + " in flight per upstream"),
                 section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
                         .orElse("built-in only")));
     }
@@ -297,6 +304,13 @@ public record McpdConfig(
                     + " or 0 for none");
         }
         return quota;
+    }
+
+    static int checkMaxInFlight(long maxInFlight) {
+        if (maxInFlight < 1 || maxInFlight > MAX_IN_FLIGHT) {
+            throw new IllegalArgumentException(maxInFlight + " is out of range: use 1 to " + MAX_IN_FLIGHT);
+        }
+        return (int) maxInFlight;
     }
 
     static int checkWorkers(long workers) {

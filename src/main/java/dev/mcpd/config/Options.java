@@ -42,8 +42,12 @@ public final class Options {
             "a request not fully read in time gets 408", "30",
             text -> McpdConfig.checkRequestTimeout(Duration.ofSeconds(McpdConfig.wholeNumber(text))),
             Role.RELAY, Role.SERVE);
-    public static final Option<Integer> WORKERS = Option.of("--workers", "N", "delivery workers", "4",
+    public static final Option<Integer> WORKERS = Option.of("--workers", "N",
+            "delivery lanes: each takes the oldest entries and sends them without waiting for answers", "4",
             text -> McpdConfig.checkWorkers(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Integer> MAX_IN_FLIGHT = Option.of("--max-in-flight", "N",
+            "the most requests in flight to one upstream; the window adapts between 1 and N", "256",
+            text -> McpdConfig.checkMaxInFlight(McpdConfig.wholeNumber(text)), Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
@@ -54,7 +58,7 @@ public final class Options {
 
     /** Every option, in the order help and the README list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
-            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, QUOTA_PER_MINUTE, ROUTES);
+            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, QUOTA_PER_MINUTE, ROUTES);
 
     private Options() {
     }

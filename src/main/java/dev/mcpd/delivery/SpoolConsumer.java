@@ -6,32 +6,41 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Processor;
 import org.apache.camel.support.DefaultConsumer;
+import org.apache.camel.support.SynchronizationAdapter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Ships the spool: {@code workers} threads each take the oldest entry not yet out (waking as soon as one is
- * committed — no poll period), run it through the route, and then either remove it from the spool (the route ended
- * without an exception: delivered, or kept in dead/) or give it back (the relay is stopping, or something failed
- * that is not the upstream's answer). An entry is never out to two workers at once.
+ * Ships the spool: {@code workers} delivery lanes each take the oldest entry not yet out (waking as soon as one is
+ * committed — no poll period) and start it through the route. A lane is busy only until its entry's request is sent:
+ * the route waits for an upstream and a place in its window on the lane, then the request crosses the link
+ * asynchronously and the lane takes the next entry. When the exchange completes — whichever thread its answer came
+ * back on — the entry is removed from the spool (delivered, or kept in dead/) or given back (retried elsewhere, the
+ * relay is stopping, or something failed that is not the upstream's answer). An entry is never out twice at once.
  */
 final class SpoolConsumer extends DefaultConsumer {
 
     private static final Logger LOG = LoggerFactory.getLogger(SpoolConsumer.class);
-    /** How long a worker waits for an entry before it checks whether it should stop. */
+    /** How long a lane waits for an entry before it checks whether it should stop. */
     private static final Duration TAKE_WAIT = Duration.ofMillis(250);
-    /** Pause after an unexpected failure, so a broken entry cannot spin a worker. */
+    /** An entry that failed unexpectedly goes out again only after this, so a broken entry cannot spin. */
     private static final Duration AFTER_FAULT = Duration.ofSeconds(1);
+    /** How long a stop waits for requests in flight to be answered before it gives up on them. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
 
     private final Spool spool;
     private final int workers;
     private final DeliveryWorkers busy;
-    private ExecutorService executor;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private ExecutorService lanes;
+    private ScheduledExecutorService later;
 
     SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, DeliveryWorkers busy) {
         super(endpoint, processor);
@@ -43,10 +52,11 @@ final class SpoolConsumer extends DefaultConsumer {
     @Override
     protected void doStart() throws Exception {
         super.doStart();
-        executor = getEndpoint().getCamelContext().getExecutorServiceManager()
-                .newFixedThreadPool(this, "delivery", workers);
+        var executors = getEndpoint().getCamelContext().getExecutorServiceManager();
+        later = executors.newSingleThreadScheduledExecutor(this, "delivery-retry");
+        lanes = executors.newFixedThreadPool(this, "delivery", workers);
         for (int i = 0; i < workers; i++) {
-            executor.execute(this::work);
+            lanes.execute(this::work);
         }
     }
 
@@ -57,7 +67,7 @@ final class SpoolConsumer extends DefaultConsumer {
                 if (entry.isPresent()) {
                     busy.started();
                     try {
-                        deliver(entry.get());
+                        start(entry.get());
                     } finally {
                         busy.finished();
                     }
@@ -66,31 +76,59 @@ final class SpoolConsumer extends DefaultConsumer {
                 Thread.currentThread().interrupt();
                 return;
             } catch (IOException | RuntimeException e) {
-                LOG.error("delivery worker could not take the next entry: {}", e.toString());
+                LOG.error("delivery lane could not take the next entry: {}", e.toString());
                 pause();
             }
         }
     }
 
-    private void deliver(SpoolEntry entry) throws IOException {
+    private void start(SpoolEntry entry) {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
         DeliveryExchange.setEntry(exchange, entry);
-        try {
-            getProcessor().process(exchange);
-        } catch (Exception e) {
-            exchange.setException(e);
+        exchange.getExchangeExtension().addOnCompletion(new EntryCompletion(entry.seq()));
+        inFlight.incrementAndGet();
+        // The callback only counts: what happens to the entry is decided when the exchange completes (EntryCompletion).
+        getAsyncProcessor().process(exchange, doneSync -> {
+            if (inFlight.decrementAndGet() == 0) {
+                synchronized (inFlight) {
+                    inFlight.notifyAll();
+                }
+            }
+        });
+    }
+
+    /** Removes the entry from the spool or gives it back, once its exchange has completed. */
+    private final class EntryCompletion extends SynchronizationAdapter {
+        private final long seq;
+
+        EntryCompletion(long seq) {
+            this.seq = seq;
         }
-        Exception failure = exchange.getException();
-        releaseExchange(exchange, false);
-        if (failure == null) {
-            spool.done(entry.seq());
-            return;
+
+        @Override
+        public void onComplete(Exchange exchange) {
+            try {
+                spool.done(seq);
+            } catch (IOException | RuntimeException e) {
+                LOG.error("seq={} was delivered but could not be removed from the spool: {}", seq, e.toString());
+            }
         }
-        spool.release(entry.seq());
-        if (!(failure instanceof DeliveryStopped)) {
-            LOG.error("delivery of seq={} failed and it stays in the spool: {}", entry.seq(), failure.toString());
-            pause();
+
+        @Override
+        public void onFailure(Exchange exchange) {
+            Exception failure = exchange.getException();
+            if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped) {
+                spool.release(seq);
+                return;
+            }
+            LOG.error("delivery of seq={} failed and it stays in the spool: {}", seq, String.valueOf(failure));
+            ScheduledExecutorService scheduler = later;
+            if (scheduler == null || scheduler.isShutdown()) {
+                spool.release(seq);
+            } else {
+                scheduler.schedule(() -> spool.release(seq), AFTER_FAULT.toMillis(), TimeUnit.MILLISECONDS);
+            }
         }
     }
 
@@ -104,15 +142,31 @@ final class SpoolConsumer extends DefaultConsumer {
 
     @Override
     protected void doStop() throws Exception {
-        if (executor != null) {
-            // Workers see isRunAllowed() turn false and finish the entry in hand; entries waiting for an upstream
-            // give up their wait (DeliveryStopped) and stay in the spool.
-            executor.shutdown();
-            if (!executor.awaitTermination(10, TimeUnit.SECONDS)) {
-                executor.shutdownNow();
+        var executors = getEndpoint().getCamelContext().getExecutorServiceManager();
+        if (lanes != null) {
+            // Lanes see isRunAllowed() turn false and start no new entry; entries waiting for an upstream or a place
+            // in its window give up (DeliveryStopped) and stay in the spool.
+            lanes.shutdown();
+            if (!lanes.awaitTermination(STOP_WAIT.toSeconds(), TimeUnit.SECONDS)) {
+                lanes.shutdownNow();
             }
-            getEndpoint().getCamelContext().getExecutorServiceManager().shutdown(executor);
-            executor = null;
+            executors.shutdown(lanes);
+            lanes = null;
+        }
+        // Requests already sent get their answers, so what an upstream took is not sent again after a restart.
+        long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+        synchronized (inFlight) {
+            for (long left = STOP_WAIT.toMillis(); inFlight.get() > 0 && left > 0;
+                 left = (deadline - System.nanoTime()) / 1_000_000) {
+                inFlight.wait(left);
+            }
+        }
+        if (inFlight.get() > 0) {
+            LOG.warn("stopping with {} deliveries unanswered: they stay in the spool and are sent again", inFlight.get());
+        }
+        if (later != null) {
+            executors.shutdown(later);
+            later = null;
         }
         super.doStop();
     }

@@ -34,11 +34,21 @@ public final class UpstreamBoard {
     /** How long an upstream counts as up after its last good probe or delivery (SPEC §6, §7). */
     public static final Duration DEFAULT_UP_WINDOW = Duration.ofSeconds(30);
 
-    /** What the board knows of one upstream; a copy, safe to read anywhere. */
+    /** Requests in flight to one upstream at most, unless {@code --max-in-flight} says otherwise. */
+    public static final int DEFAULT_MAX_IN_FLIGHT = 256;
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+
+    /**
+     * What the board knows of one upstream; a copy, safe to read anywhere.
+     *
+     * @param window   how many requests may be in flight to it now (its adaptive limit)
+     * @param inFlight how many are
+     * @param protocol the HTTP version of its latest answer ({@code h1}, {@code h2}), or {@code unknown}
+     */
     public record View(Upstream upstream, boolean waiting, Optional<Instant> waitingUntil, Optional<String> waitCause,
                        int consecutiveFailures, OptionalInt lastStatus, Optional<Duration> lastLatency,
                        Optional<Instant> lastAnswer, long delivered, long failedAttempts, boolean up,
-                       Optional<Instant> lastUp) {
+                       Optional<Instant> lastUp, int window, int inFlight, String protocol) {
 
         /** {@code waiting} while in a wait, else {@code up} when it answered lately, else {@code down}. */
         public String state() {
@@ -48,6 +58,9 @@ public final class UpstreamBoard {
 
     private static final class Status {
         final Upstream upstream;
+        final UpstreamWindow window;
+        volatile String protocol = "unknown";
+        volatile UpstreamOffer offer = UpstreamOffer.UNKNOWN;
         Instant waitingUntil = Instant.MIN;
         String waitCause;
         /** The wait is what the upstream asked for (Retry-After): only time ends it. */
@@ -62,8 +75,9 @@ public final class UpstreamBoard {
         long delivered;
         long failedAttempts;
 
-        Status(Upstream upstream) {
+        Status(Upstream upstream, UpstreamWindow window) {
             this.upstream = upstream;
+            this.window = window;
         }
     }
 
@@ -81,8 +95,17 @@ public final class UpstreamBoard {
     }
 
     public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock, Duration upWindow) {
+        this(urls, backoff, clock, upWindow, DEFAULT_MAX_IN_FLIGHT, DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * @param maxInFlight {@code --max-in-flight}: the most requests in flight to one upstream
+     * @param timeout     the delivery timeout, beyond which an answer counts as lost to the upstream's window
+     */
+    public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock, Duration upWindow, int maxInFlight,
+                         Duration timeout) {
         for (int i = 0; i < urls.size(); i++) {
-            statuses.add(new Status(new Upstream(i + 1, urls.get(i))));
+            statuses.add(new Status(new Upstream(i + 1, urls.get(i)), new UpstreamWindow(maxInFlight, timeout)));
         }
         this.backoff = backoff;
         this.clock = clock;
@@ -91,6 +114,30 @@ public final class UpstreamBoard {
 
     public List<Upstream> upstreams() {
         return statuses.stream().map(s -> s.upstream).toList();
+    }
+
+    /** The window of requests in flight to {@code upstream}. */
+    public UpstreamWindow window(Upstream upstream) {
+        return statusOf(upstream).window;
+    }
+
+    /** What the latest probe of {@code upstream} showed it speaks. */
+    public void offers(Upstream upstream, UpstreamOffer offer) {
+        Status s = statusOf(upstream);
+        if (!s.offer.equals(offer)) {
+            LOG.info("upstream={} order={} http2={}", upstream.label(), upstream.order(),
+                    offer.http2().name().toLowerCase(java.util.Locale.ROOT));
+        }
+        s.offer = offer;
+    }
+
+    public UpstreamOffer offer(Upstream upstream) {
+        return statusOf(upstream).offer;
+    }
+
+    /** The HTTP version {@code upstream} answered with last ({@code h1}, {@code h2}). */
+    public void answeredWith(Upstream upstream, String protocol) {
+        statusOf(upstream).protocol = protocol;
     }
 
     /** The first upstream, in order, that is not waiting now. */
@@ -328,7 +375,8 @@ public final class UpstreamBoard {
                         s.consecutiveFailures,
                         s.lastStatus == null ? OptionalInt.empty() : OptionalInt.of(s.lastStatus),
                         Optional.ofNullable(s.lastLatency), Optional.ofNullable(s.lastAnswer),
-                        s.delivered, s.failedAttempts, isUp(s, now), Optional.ofNullable(s.lastUp));
+                        s.delivered, s.failedAttempts, isUp(s, now), Optional.ofNullable(s.lastUp),
+                        s.window.limit(), s.window.inFlight(), s.protocol);
             }).toList();
         } finally {
             lock.unlock();

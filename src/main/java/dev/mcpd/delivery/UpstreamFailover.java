@@ -6,10 +6,12 @@ import java.net.SocketTimeoutException;
 import java.net.URISyntaxException;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.HashSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.AsyncProcessor;
 import org.apache.camel.Exchange;
@@ -19,24 +21,33 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Ordered failover across upstreams with per-upstream waits (SPEC §3), as a Camel custom load balancer. Its one child
- * sends the request to the upstream chosen for the attempt (the {@code CamelHttpUri} header); the state that Camel's
- * own failover load balancer lacks — which upstream waits, until when — lives in the {@link UpstreamBoard}.
+ * Ordered failover across upstreams with per-upstream waits and windows, as a Camel custom load balancer. Its one
+ * child sends the request to the upstream chosen for the attempt; the state that Camel's own failover load balancer
+ * lacks — which upstream waits, until when, how many requests it may have in flight — lives in the
+ * {@link UpstreamBoard}.
  *
- * <p>Each attempt goes to the first upstream that is not waiting, on a copy of the exchange. A retryable failure puts
- * that upstream into a wait and the request moves at once to the next one; when all wait, the request waits for the
- * earliest. A delivery or a permanent refusal ends the loop; the {@link Attempt} is left on the exchange
- * ({@link DeliveryExchange}) for the steps after the load balancer. When the relay stops, a request still waiting
- * fails with {@link DeliveryStopped} and stays in the spool.
+ * <p>An attempt goes to the first upstream that is not waiting, once that upstream's window has a place: the delivery
+ * lane that carries the entry waits for both, and then the request goes out asynchronously — the lane is free for the
+ * next entry while this one crosses the link. When the answer comes, a delivery or a permanent refusal ends the
+ * attempt here ({@link Attempt} on the exchange for the steps after the load balancer); a retryable failure makes that
+ * upstream wait and ends the exchange with {@link RetryElsewhere}, so the entry goes back to the spool first in line
+ * and the next lane sends it to the next upstream at once. When the relay stops, a request still waiting fails with
+ * {@link DeliveryStopped} and stays in the spool.
  */
 public final class UpstreamFailover extends LoadBalancerSupport {
 
     private static final Logger LOG = LoggerFactory.getLogger(UpstreamFailover.class);
     private static final Duration STOP_CHECK = Duration.ofMillis(250);
+    /**
+     * The upstreams each entry has failed on, while it moves between them. Entries out or given back are few (lanes
+     * plus windows); the bound only guards against a leak, and forgetting costs at most one extra attempt.
+     */
+    private static final int MAX_REMEMBERED = 100_000;
 
     private final UpstreamBoard board;
     private final boolean relayPresentsOwnKey;
     private final InstantSource clock;
+    private final Map<Long, Set<Integer>> triedBySeq = new ConcurrentHashMap<>();
 
     public UpstreamFailover(UpstreamBoard board, boolean relayPresentsOwnKey, InstantSource clock) {
         this.board = board;
@@ -46,58 +57,98 @@ public final class UpstreamFailover extends LoadBalancerSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        AsyncProcessor send = getProcessors().get(0);
+        long seq = DeliveryExchange.entry(exchange).seq();
         String target = DeliveryExchange.entry(exchange).request().target();
-        Set<Integer> tried = new HashSet<>();
+        Set<Integer> tried = triedBySeq.computeIfAbsent(seq, unused -> ConcurrentHashMap.newKeySet());
+        if (triedBySeq.size() > MAX_REMEMBERED) {
+            triedBySeq.clear();
+        }
+        Upstream upstream;
+        UpstreamWindow.Slot slot;
         try {
             while (true) {
-                Upstream upstream = board.awaitReady(tried,
-                        () -> !isRunAllowed() || exchange.getContext().isStopping(), STOP_CHECK);
-                String url;
-                try {
-                    url = upstream.urlFor(target);
-                } catch (RequestTarget.InvalidTarget e) {
-                    // The entry's fault, not the upstream's: it goes to dead/, and no upstream waits for it.
-                    exchange.setException(PermanentRefusal.unsendable(upstream.label(), e.getMessage()));
+                upstream = board.awaitReady(tried, () -> stopping(exchange), STOP_CHECK);
+                Optional<UpstreamWindow.Slot> place = board.window(upstream).acquire();
+                if (place.isPresent()) {
+                    slot = place.get();
                     break;
                 }
-                Exchange copy = ExchangeHelper.createCopy(exchange, true);
-                copy.getIn().setHeader(Exchange.HTTP_URI, url);
-                long started = System.nanoTime();
-                send.process(copy);
-                if (copy.getException() != null && (!isRunAllowed() || exchange.getContext().isStopping())) {
-                    throw new DeliveryStopped(); // a producer stopped under it says nothing about the entry
+                if (stopping(exchange)) {
+                    throw new DeliveryStopped();
                 }
-                Optional<String> unbuildable = requestNotBuilt(copy.getException());
-                if (unbuildable.isPresent()) {
-                    exchange.setException(PermanentRefusal.unsendable(upstream.label(), unbuildable.get()));
-                    break;
-                }
-                Attempt attempt = attemptOf(upstream, copy, Duration.ofNanos(System.nanoTime() - started));
-                if (attempt.kind() == Attempt.Kind.RETRYABLE) {
-                    retryElsewhere(attempt);
-                    tried.add(upstream.order());
-                    continue;
-                }
-                if (attempt.kind() == Attempt.Kind.DELIVERED) {
-                    board.delivered(upstream, attempt.status().getAsInt(), attempt.latency());
-                } else {
-                    board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
-                }
-                ExchangeHelper.copyResults(exchange, copy);
-                DeliveryExchange.setAttempt(exchange, attempt);
-                break;
             }
         } catch (DeliveryStopped e) {
-            exchange.setException(e);
+            return finish(exchange, e, callback);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            exchange.setException(new DeliveryStopped());
-        } catch (Exception e) {
-            exchange.setException(e);
+            return finish(exchange, new DeliveryStopped(), callback);
         }
+        String url;
+        try {
+            url = upstream.urlFor(target);
+        } catch (RequestTarget.InvalidTarget e) {
+            // The entry's fault, not the upstream's: it goes to dead/, and no upstream waits for it.
+            slot.unused();
+            triedBySeq.remove(seq);
+            return finish(exchange, PermanentRefusal.unsendable(upstream.label(), e.getMessage()), callback);
+        }
+        Exchange copy = ExchangeHelper.createCopy(exchange, true);
+        DeliveryExchange.setDestination(copy, upstream, url);
+        long started = System.nanoTime();
+        Upstream chosen = upstream;
+        UpstreamWindow.Slot place = slot;
+        AsyncProcessor send = getProcessors().get(0);
+        return send.process(copy, doneSync -> {
+            try {
+                answered(exchange, copy, chosen, place, Duration.ofNanos(System.nanoTime() - started), tried);
+            } catch (RuntimeException e) {
+                place.unused();
+                exchange.setException(e);
+            }
+            callback.done(doneSync);
+        });
+    }
+
+    private boolean stopping(Exchange exchange) {
+        return !isRunAllowed() || exchange.getContext().isStopping();
+    }
+
+    private static boolean finish(Exchange exchange, Exception failure, AsyncCallback callback) {
+        exchange.setException(failure);
         callback.done(true);
         return true;
+    }
+
+    /** What the answer to one attempt means, for the upstream's wait and window and for the entry. */
+    private void answered(Exchange exchange, Exchange copy, Upstream upstream, UpstreamWindow.Slot slot,
+                          Duration latency, Set<Integer> tried) {
+        long seq = DeliveryExchange.entry(exchange).seq();
+        if (copy.getException() != null && stopping(exchange)) {
+            slot.unused();
+            throw new DeliveryStopped(); // a producer stopped under it says nothing about the entry
+        }
+        Optional<String> unbuildable = requestNotBuilt(copy.getException());
+        if (unbuildable.isPresent()) {
+            slot.unused();
+            triedBySeq.remove(seq);
+            throw PermanentRefusal.unsendable(upstream.label(), unbuildable.get());
+        }
+        Attempt attempt = attemptOf(upstream, copy, latency);
+        if (attempt.kind() == Attempt.Kind.RETRYABLE) {
+            slot.dropped();
+            retryElsewhere(attempt);
+            tried.add(upstream.order());
+            throw new RetryElsewhere(upstream.label() + ": " + attempt.cause());
+        }
+        slot.answered();
+        triedBySeq.remove(seq);
+        if (attempt.kind() == Attempt.Kind.DELIVERED) {
+            board.delivered(upstream, attempt.status().getAsInt(), attempt.latency());
+        } else {
+            board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
+        }
+        ExchangeHelper.copyResults(exchange, copy);
+        DeliveryExchange.setAttempt(exchange, attempt);
     }
 
     private void retryElsewhere(Attempt attempt) {
@@ -124,13 +175,14 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     }
 
     /**
-     * Why the HTTP client could not even make a request of the entry, when that is what failed: camel-http reports it
-     * as an {@link IllegalArgumentException} or a {@link URISyntaxException} before it opens a connection. A failure
-     * of the connection or of the upstream's answer is an {@link java.io.IOException}, and is retried.
+     * Why the HTTP client could not even make a request of the entry, when that is what failed: the client reports
+     * it as an {@link IllegalArgumentException} or a {@link URISyntaxException} before it opens a connection. A
+     * failure of the connection or of the upstream's answer is an {@link java.io.IOException} or a timeout, and is
+     * retried.
      */
     private static Optional<String> requestNotBuilt(Exception failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
-            if (cause instanceof java.io.IOException) {
+            if (cause instanceof java.io.IOException || cause instanceof TimeoutException) {
                 return Optional.empty();
             }
             if (cause instanceof IllegalArgumentException || cause instanceof URISyntaxException) {
@@ -141,10 +193,10 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         return Optional.empty();
     }
 
-    /** One line for a transport failure: "connection refused", "read timeout", … */
+    /** One line for a transport failure: "connection refused", "timeout: …", … */
     private static String describe(Exception failure) {
         Throwable root = RootCause.of(failure);
-        if (root instanceof SocketTimeoutException) {
+        if (root instanceof SocketTimeoutException || root instanceof TimeoutException) {
             return "timeout: " + root.getMessage();
         }
         String message = root.getMessage();

@@ -18,6 +18,10 @@ import org.apache.camel.Processor;
  * {@link #TIMEOUT}) and tells the {@link UpstreamBoard}. Run by the probe-upstreams route every 5 seconds, so that
  * readiness and {@code mcpd_relay_upstream_up} reflect upstreams that take no traffic (a secondary, or a primary
  * while the spool is empty).
+ *
+ * <p>The probe also finds out whether HTTP/2 can carry deliveries ({@link UpstreamOffer}): it asks for HTTP/2 — by
+ * {@code Upgrade: h2c} on {@code http://}, a body-less GET being the request an upgrade is made for, and by ALPN on
+ * {@code https://} — and reads the {@code Mcpd-Capabilities} header an mcpd collector answers with.
  */
 public final class UpstreamProbe implements Processor {
 
@@ -25,7 +29,7 @@ public final class UpstreamProbe implements Processor {
     static final String PATH = "/readyz";
 
     private final UpstreamBoard board;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2)
             .connectTimeout(TIMEOUT).build();
 
     public UpstreamProbe(UpstreamBoard board) {
@@ -43,10 +47,28 @@ public final class UpstreamProbe implements Processor {
                         Duration latency = Duration.ofNanos(System.nanoTime() - started);
                         board.probed(upstream, failure == null ? OptionalInt.of(response.statusCode())
                                 : OptionalInt.empty(), latency);
+                        if (failure == null) {
+                            board.offers(upstream, offerOf(response));
+                        }
                         return null;
                     }));
         }
         CompletableFuture.allOf(probes.toArray(new CompletableFuture[0])).join();
+    }
+
+    static UpstreamOffer offerOf(HttpResponse<?> answer) {
+        List<String> capabilities = answer.headers().allValues(UpstreamOffer.CAPABILITIES_HEADER).stream()
+                .flatMap(value -> java.util.Arrays.stream(value.trim().split("[\\s,]+"))).toList();
+        UpstreamOffer.Http2 http2;
+        if (capabilities.contains("h2c") || answer.version() == HttpClient.Version.HTTP_2
+                && "https".equalsIgnoreCase(answer.uri().getScheme())) {
+            http2 = UpstreamOffer.Http2.PRIOR_KNOWLEDGE;
+        } else if (answer.version() == HttpClient.Version.HTTP_2) {
+            http2 = UpstreamOffer.Http2.UPGRADE;
+        } else {
+            http2 = UpstreamOffer.Http2.NONE;
+        }
+        return new UpstreamOffer(http2);
     }
 
     private static URI probeUrl(Upstream upstream) {

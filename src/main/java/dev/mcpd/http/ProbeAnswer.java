@@ -5,17 +5,30 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
 
-/** Answers a probe with a status and one short line of text. */
+/**
+ * Answers a probe with a status and one short line of text, and, when the role has any, the header that names what
+ * it takes beyond plain HTTP/1.1 ({@code Mcpd-Capabilities}: an mcpd collector says {@code h2c}, so a relay delivers
+ * to it over HTTP/2 with prior knowledge).
+ */
 public final class ProbeAnswer implements Processor {
 
     /** What a probe reports. */
     public record Verdict(int status, String line) {
     }
 
+    public static final String CAPABILITIES_HEADER = "Mcpd-Capabilities";
+
     private final Supplier<Verdict> verdict;
+    private final String capabilities;
 
     public ProbeAnswer(Supplier<Verdict> verdict) {
+        this(verdict, "");
+    }
+
+    /** @param capabilities space-separated tokens for {@code Mcpd-Capabilities}, or empty for none */
+    public ProbeAnswer(Supplier<Verdict> verdict, String capabilities) {
         this.verdict = verdict;
+        this.capabilities = capabilities;
     }
 
     /** {@code /healthz}: the process is alive and serving, whatever its upstreams do. */
@@ -28,5 +41,8 @@ public final class ProbeAnswer implements Processor {
         Verdict v = verdict.get();
         Message answer = exchange.getMessage();
         Answers.line(answer, v.status(), v.line());
+        if (!capabilities.isEmpty()) {
+            answer.setHeader(CAPABILITIES_HEADER, capabilities);
+        }
     }
 }

@@ -61,6 +61,9 @@ public final class RelayStatus implements Processor {
             upstream.put("consecutiveFailures", view.consecutiveFailures());
             upstream.put("delivered", view.delivered());
             upstream.put("failedAttempts", view.failedAttempts());
+            upstream.put("window", view.window());
+            upstream.put("inFlight", view.inFlight());
+            upstream.put("protocol", view.protocol());
         }
         ObjectNode spoolNode = root.putObject("spool");
         spoolNode.put("directory", spool.directory().toString());

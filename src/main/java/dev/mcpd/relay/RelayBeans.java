@@ -7,6 +7,7 @@ import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
+import dev.mcpd.delivery.UpstreamHttpBinding;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.http.MetricsScrape;
@@ -45,6 +46,7 @@ public final class RelayBeans implements AutoCloseable {
     private final DeadLetters deadLetters;
     private final UpstreamBoard board;
     private final DeliveryWorkers workers;
+    private final UpstreamHttpBinding httpBinding;
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
@@ -52,7 +54,9 @@ public final class RelayBeans implements AutoCloseable {
         this.tuning = tuning;
         this.spool = spool;
         this.deadLetters = deadLetters;
-        this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow());
+        this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
+                config.maxInFlight(), UpstreamBoard.DEFAULT_TIMEOUT);
+        this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight());
         this.workers = new DeliveryWorkers(config.workers());
         RelayMetrics.bind(metrics, spool, board, deadLetters, tuning.clock());
     }
@@ -79,6 +83,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spool", new SpoolComponent(spool, workers));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent(), tuning.clock()));
+        bind.accept("upstreamHttpBinding", httpBinding);
         bind.accept("deliveryOutcome", new DeliveryOutcome());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock()));
         bind.accept("upstreamProbe", new UpstreamProbe(board));
@@ -110,6 +115,7 @@ public final class RelayBeans implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        httpBinding.close();
         spool.close();
     }
 }

@@ -28,6 +28,7 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.MAX_BODY_BYTES, "1MiB"),
                 Map.entry(Options.REQUEST_TIMEOUT_SECONDS, "12"),
                 Map.entry(Options.WORKERS, "9"),
+                Map.entry(Options.MAX_IN_FLIGHT, "64"),
                 Map.entry(Options.QUOTA_PER_MINUTE, "600"),
                 Map.entry(Options.ROUTES, routes.toString()));
         List<String> defaults = McpdConfig.from(Map.of(), Map.of()).describe();

@@ -62,21 +62,28 @@ class RelayStatusTest {
     }
 
     @Test
-    void workersBusyWithASlowUpstreamAreShownBusy() throws Exception {
+    void requestsInFlightAndWorkersWaitingForAPlaceInTheWindowAreShown() throws Exception {
         try (TestUpstream slow = TestUpstream.start()
                      .answer(r -> TestUpstream.Answer.ok().after(Duration.ofMillis(700)));
              RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", slow.url().toString(),
-                     "MCPD_WORKERS", "2"), DeliveryTest.FAST)) {
+                     "MCPD_WORKERS", "2", "MCPD_MAX_IN_FLIGHT", "2"), DeliveryTest.FAST)) {
             for (int i = 0; i < 6; i++) {
                 HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
                         "{\"n\":" + i + "}")).build(), HttpResponse.BodyHandlers.discarding());
             }
             await().atMost(PATIENCE).until(() -> slow.received().size() >= 2);
-            JsonNode workers = status(relay).get("workers");
-            assertEquals(2, workers.get("busy").asInt(), "both workers are waiting on the slow upstream");
+            JsonNode status = status(relay);
+            JsonNode upstream = status.get("upstreams").get(0);
+            assertEquals(2, upstream.get("inFlight").asInt(), "a window of two, full");
+            assertEquals(2, upstream.get("window").asInt());
+            JsonNode workers = status.get("workers");
+            assertEquals(2, workers.get("busy").asInt(), "both workers hold an entry, waiting for a place");
             assertEquals(0, workers.get("idle").asInt());
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
-            assertEquals(0, status(relay).get("workers").get("busy").asInt(), "idle once the spool is empty");
+            JsonNode after = status(relay);
+            assertEquals(0, after.get("workers").get("busy").asInt(), "idle once the spool is empty");
+            assertEquals(0, after.get("upstreams").get(0).get("inFlight").asInt());
+            assertEquals("h1", after.get("upstreams").get(0).get("protocol").asText(), "a plain HTTP/1.1 upstream");
         }
     }
 

@@ -28,9 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Scenario d (SPEC §3, §4): a slow primary. A {@link TestUpstream} in front of the real collector forwards every
  * request at once, but holds the collector's answer to the first copy of every tenth request for
  * {@link #HOLD} — longer than the relay's read timeout, cut from 30 s to 1 s for the test with JVM system properties
- * ({@code -Dcamel.component.http.so-timeout=1000 -Dcamel.component.http.response-timeout=1000}, given through
- * {@code JAVA_TOOL_OPTIONS}), which Camel Main applies over {@code application.properties}. (The environment variables
- * {@code CAMEL_COMPONENT_HTTP_SO_TIMEOUT} / {@code _RESPONSE_TIMEOUT} were tried and have no effect on the relay.)
+ * ({@code -Dmcpd.delivery.timeout-ms=1000}, given through {@code JAVA_TOOL_OPTIONS}; the delivery route reads it,
+ * 30 s when unset).
  * The relay gives up on those answers and sends the requests again; the collector has already archived them, so it
  * recognises each second copy by its idempotency key: duplicates recognised = slow requests, stored once.
  */
@@ -67,8 +66,7 @@ class SlowPrimaryIT {
                 return answer;
             });
             PackagedJar relay = rig.relay(relayPort, Map.of("JAVA_TOOL_OPTIONS",
-                    "-Dcamel.component.http.so-timeout=" + READ_TIMEOUT_MS + " -Dcamel.component.http.response-timeout="
-                            + READ_TIMEOUT_MS), "--upstream", slow.url().toString());
+                    "-Dmcpd.delivery.timeout-ms=" + READ_TIMEOUT_MS), "--upstream", slow.url().toString());
 
             Senders senders = new Senders(rig.run, "d", REQUESTS, FaultRig.SENDERS, FaultRig.base(relayPort), null, 0)
                     .start();
@@ -89,8 +87,7 @@ class SlowPrimaryIT {
                     failed >= expectedSlow);
             extra.put("re-sends recognised by the collector >= held answers (" + counts.duplicatesRecognised() + ")",
                     counts.duplicatesRecognised() >= expectedSlow);
-            String notes = String.format("Relay read timeout %s ms (`-Dcamel.component.http.so-timeout` / "
-                            + "`response-timeout`); %d answers held %d ms; the collector got %d copies of %d requests; "
+            String notes = String.format("Relay read timeout %s ms (`-Dmcpd.delivery.timeout-ms`); %d answers held %d ms; the collector got %d copies of %d requests; "
                             + "%d failed attempts (timeouts) at the relay.", READ_TIMEOUT_MS, held.get(),
                     HOLD.toMillis(), copies, REQUESTS, failed);
             List<String> problems = rig.verdict("d", "Slow primary (answer after the read timeout)",

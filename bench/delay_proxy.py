@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A TCP proxy that delays every chunk by a fixed time in each direction: a distant upstream on loopback.
+
+This kernel has no netem, so the round trip of a link between regions is simulated here: each chunk read from one
+side is written to the other side `--one-way-ms` after it was read, in order, without limiting throughput (chunks
+in flight overlap, as bytes in flight on a long link do). RTT = 2 x one-way delay.
+
+    delay_proxy.py --listen 127.0.0.1:14317 --to 127.0.0.1:4318 --one-way-ms 40
+"""
+import argparse
+import asyncio
+import signal
+
+
+async def pipe(reader, writer, delay):
+    loop = asyncio.get_running_loop()
+    queue = asyncio.Queue()
+
+    async def deliver():
+        while True:
+            due, chunk = await queue.get()
+            if chunk is None:
+                break
+            wait = due - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            writer.write(chunk)
+            await writer.drain()
+        writer.close()
+
+    sender = asyncio.create_task(deliver())
+    try:
+        while True:
+            chunk = await reader.read(65536)
+            if not chunk:
+                break
+            queue.put_nowait((loop.time() + delay, chunk))
+    except (ConnectionError, OSError):
+        pass
+    queue.put_nowait((loop.time() + delay, None))
+    try:
+        await sender
+    except (ConnectionError, OSError):
+        pass
+
+
+async def handle(client_reader, client_writer, target, delay):
+    try:
+        upstream_reader, upstream_writer = await asyncio.open_connection(*target)
+    except OSError:
+        client_writer.close()
+        return
+    await asyncio.gather(pipe(client_reader, upstream_writer, delay), pipe(upstream_reader, client_writer, delay))
+
+
+def address(text):
+    host, port = text.rsplit(":", 1)
+    return host, int(port)
+
+
+async def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--listen", type=address, required=True)
+    parser.add_argument("--to", type=address, required=True)
+    parser.add_argument("--one-way-ms", type=float, required=True)
+    args = parser.parse_args()
+    delay = args.one_way_ms / 1000.0
+    server = await asyncio.start_server(lambda r, w: handle(r, w, args.to, delay), *args.listen, backlog=4096)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    async with server:
+        await stop.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,23 @@
+package dev.mcpd.delivery;
+
+/**
+ * What an upstream's readiness probe showed it speaks: whether HTTP/2 can carry deliveries to it, and how.
+ *
+ * @param http2 how the relay reaches it over HTTP/2, if at all
+ */
+public record UpstreamOffer(Http2 http2) {
+
+    /** The header in which an mcpd collector names what it takes, space-separated: {@code h2c}, … */
+    public static final String CAPABILITIES_HEADER = dev.mcpd.http.ProbeAnswer.CAPABILITIES_HEADER;
+
+    public static final UpstreamOffer UNKNOWN = new UpstreamOffer(Http2.NONE);
+
+    public enum Http2 {
+        /** HTTP/1.1 only, or not known yet: keep-alive HTTP/1.1 connections, as many as the window needs. */
+        NONE,
+        /** It switched to HTTP/2 when asked by an {@code Upgrade: h2c} header: its connections are upgraded too. */
+        UPGRADE,
+        /** It speaks HTTP/2 from the first byte: ALPN agreed on h2 ({@code https://}), or it said {@code h2c}. */
+        PRIOR_KNOWLEDGE
+    }
+}
