@@ -104,6 +104,10 @@ case $role in
     serve) config_class=$here/serve/McpdServeConfiguration.java ;;
 esac
 deps=mvn:io.micrometer:micrometer-registry-prometheus:1.15.6
+if [[ $role == relay ]]; then
+    # the delivery window's limit algorithms (Camel JBang finds camel-vertx-http by the route's vertx-http: itself)
+    deps+=,mvn:com.netflix.concurrency-limits:concurrency-limits-core:0.5.4
+fi
 if [[ $role == serve ]]; then
     deps+=,mvn:org.xerial:sqlite-jdbc:3.50.3.0,mvn:org.postgresql:postgresql:42.7.8,mvn:com.zaxxer:HikariCP:6.3.3
 fi

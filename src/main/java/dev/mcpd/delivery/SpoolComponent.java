@@ -13,11 +13,19 @@ public final class SpoolComponent extends DefaultComponent {
 
     private final Spool spool;
     private final DeliveryWorkers workers;
+    private final DeliveryBudget budget;
+    private final long maxBodyBytes;
 
-    /** {@code workers} counts the busy ones; its total is what the endpoint's {@code workers} option must be. */
-    public SpoolComponent(Spool spool, DeliveryWorkers workers) {
+    /**
+     * @param workers      counts the busy ones; its total is what the endpoint's {@code workers} option must be
+     * @param budget       the body bytes entries out for delivery may hold at once
+     * @param maxBodyBytes the largest entry there can be ({@code --max-body-bytes})
+     */
+    public SpoolComponent(Spool spool, DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes) {
         this.spool = spool;
         this.workers = workers;
+        this.budget = budget;
+        this.maxBodyBytes = maxBodyBytes;
     }
 
     @Override
@@ -26,6 +34,6 @@ public final class SpoolComponent extends DefaultComponent {
         if (count < 1) {
             throw new IllegalArgumentException("spool endpoint " + uri + ": workers must be at least 1");
         }
-        return new SpoolEndpoint(uri, this, spool, count, workers);
+        return new SpoolEndpoint(uri, this, spool, count, workers, budget, maxBodyBytes);
     }
 }

@@ -38,15 +38,20 @@ final class SpoolConsumer extends DefaultConsumer {
     private final Spool spool;
     private final int workers;
     private final DeliveryWorkers busy;
+    private final DeliveryBudget budget;
+    private final long maxBodyBytes;
     private final AtomicInteger inFlight = new AtomicInteger();
     private ExecutorService lanes;
     private ScheduledExecutorService later;
 
-    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, DeliveryWorkers busy) {
+    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, DeliveryWorkers busy,
+                  DeliveryBudget budget, long maxBodyBytes) {
         super(endpoint, processor);
         this.spool = spool;
         this.workers = workers;
         this.busy = busy;
+        this.budget = budget;
+        this.maxBodyBytes = maxBodyBytes;
     }
 
     @Override
@@ -63,14 +68,28 @@ final class SpoolConsumer extends DefaultConsumer {
     private void work() {
         while (isRunAllowed() && !isSuspendingOrSuspended()) {
             try {
-                Optional<SpoolEntry> entry = spool.next(TAKE_WAIT);
-                if (entry.isPresent()) {
-                    busy.started();
-                    try {
-                        start(entry.get());
-                    } finally {
-                        busy.finished();
-                    }
+                // Room for the largest entry first, so that reading the next one never passes the budget.
+                if (!budget.take(maxBodyBytes, TAKE_WAIT)) {
+                    continue;
+                }
+                Optional<SpoolEntry> entry;
+                try {
+                    entry = spool.next(TAKE_WAIT);
+                } catch (IOException | RuntimeException e) {
+                    budget.give(maxBodyBytes);
+                    throw e;
+                }
+                if (entry.isEmpty()) {
+                    budget.give(maxBodyBytes);
+                    continue;
+                }
+                long size = entry.get().request().body().length;
+                budget.give(maxBodyBytes - size);
+                busy.started();
+                try {
+                    start(entry.get(), size);
+                } finally {
+                    busy.finished();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -82,11 +101,11 @@ final class SpoolConsumer extends DefaultConsumer {
         }
     }
 
-    private void start(SpoolEntry entry) {
+    private void start(SpoolEntry entry, long size) {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
         DeliveryExchange.setEntry(exchange, entry);
-        exchange.getExchangeExtension().addOnCompletion(new EntryCompletion(entry.seq()));
+        exchange.getExchangeExtension().addOnCompletion(new EntryCompletion(entry.seq(), size));
         inFlight.incrementAndGet();
         // The callback only counts: what happens to the entry is decided when the exchange completes (EntryCompletion).
         getAsyncProcessor().process(exchange, doneSync -> {
@@ -101,13 +120,16 @@ final class SpoolConsumer extends DefaultConsumer {
     /** Removes the entry from the spool or gives it back, once its exchange has completed. */
     private final class EntryCompletion extends SynchronizationAdapter {
         private final long seq;
+        private final long size;
 
-        EntryCompletion(long seq) {
+        EntryCompletion(long seq, long size) {
             this.seq = seq;
+            this.size = size;
         }
 
         @Override
         public void onComplete(Exchange exchange) {
+            budget.give(size);
             try {
                 spool.done(seq);
             } catch (IOException | RuntimeException e) {
@@ -117,6 +139,7 @@ final class SpoolConsumer extends DefaultConsumer {
 
         @Override
         public void onFailure(Exchange exchange) {
+            budget.give(size);
             Exception failure = exchange.getException();
             if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped) {
                 spool.release(seq);

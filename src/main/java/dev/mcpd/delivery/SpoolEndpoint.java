@@ -12,12 +12,17 @@ public final class SpoolEndpoint extends DefaultEndpoint {
     private final Spool spool;
     private final int workers;
     private final DeliveryWorkers busy;
+    private final DeliveryBudget budget;
+    private final long maxBodyBytes;
 
-    SpoolEndpoint(String uri, SpoolComponent component, Spool spool, int workers, DeliveryWorkers busy) {
+    SpoolEndpoint(String uri, SpoolComponent component, Spool spool, int workers, DeliveryWorkers busy,
+                  DeliveryBudget budget, long maxBodyBytes) {
         super(uri, component);
         this.spool = spool;
         this.workers = workers;
         this.busy = busy;
+        this.budget = budget;
+        this.maxBodyBytes = maxBodyBytes;
     }
 
     @Override
@@ -27,7 +32,7 @@ public final class SpoolEndpoint extends DefaultEndpoint {
 
     @Override
     public Consumer createConsumer(Processor processor) throws Exception {
-        SpoolConsumer consumer = new SpoolConsumer(this, processor, spool, workers, busy);
+        SpoolConsumer consumer = new SpoolConsumer(this, processor, spool, workers, busy, budget, maxBodyBytes);
         configureConsumer(consumer);
         return consumer;
     }

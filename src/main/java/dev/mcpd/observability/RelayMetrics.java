@@ -51,6 +51,11 @@ public final class RelayMetrics {
                     .description("1 when the upstream answered in the last " + board.upWindow().toSeconds()
                             + " seconds, else 0").tags(tags)
                     .register(registry);
+            Gauge.builder("mcpd.relay.upstream.window", board, viewOf(index, v -> v.window()))
+                    .description("Requests the upstream may have in flight now (its adaptive window)").tags(tags)
+                    .register(registry);
+            Gauge.builder("mcpd.relay.upstream.in.flight", board, viewOf(index, v -> v.inFlight()))
+                    .description("Requests in flight to the upstream").tags(tags).register(registry);
         }
         ProcessMetrics.bind(registry);
     }

@@ -2,6 +2,7 @@ package dev.mcpd.relay;
 
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.DeadLetterStep;
+import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.SpoolComponent;
@@ -80,7 +81,8 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
         bind.accept("ingestAnswer", new IngestAnswer());
         // delivery
-        bind.accept("spool", new SpoolComponent(spool, workers));
+        bind.accept("spool", new SpoolComponent(spool, workers,
+                DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes()));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent(), tuning.clock()));
         bind.accept("upstreamHttpBinding", httpBinding);

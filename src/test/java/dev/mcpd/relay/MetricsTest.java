@@ -62,13 +62,15 @@ class MetricsTest {
                     Map.entry("mcpd_relay_delivered_total", "counter"),
                     Map.entry("mcpd_relay_failed_attempts_total", "counter"),
                     Map.entry("mcpd_relay_upstream_up", "gauge"),
+                    Map.entry("mcpd_relay_upstream_window", "gauge"),
+                    Map.entry("mcpd_relay_upstream_in_flight", "gauge"),
                     Map.entry("mcpd_uptime_seconds", "gauge"));
             expected.forEach((name, type) -> {
                 assertEquals(type, scrape.types().get(name), name + " has type " + type);
                 assertTrue(scrape.helps().getOrDefault(name, "").length() > 10, name + " has a HELP text");
             });
             for (String family : List.of("mcpd_relay_delivered_total", "mcpd_relay_failed_attempts_total",
-                    "mcpd_relay_upstream_up")) {
+                    "mcpd_relay_upstream_up", "mcpd_relay_upstream_window", "mcpd_relay_upstream_in_flight")) {
                 assertTrue(scrape.value(Scrape.upstreamSample(family, 1, primary.url().toString())).isPresent(), family);
                 assertTrue(scrape.value(Scrape.upstreamSample(family, 2, secondary.url().toString())).isPresent(),
                         family);

@@ -149,6 +149,11 @@ public final class TestUpstream implements AutoCloseable {
         return maxInFlight.get();
     }
 
+    /** The most requests it held at once since the last call (or start); counting starts again from now. */
+    public int takeMaxConcurrentRequests() {
+        return maxInFlight.getAndSet(inFlight.get());
+    }
+
     public int port() {
         return server.getAddress().getPort();
     }
