@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Delivery across a long link: a relay ships to an upstream through bench/delay_proxy.py at several round trips.
+
+For each RTT and upstream, one fresh relay (default options) and one fresh upstream, and:
+  archive   N 1 KiB requests sent by concurrent senders; time from the first send until the upstream has them all
+  drain     a backlog of M entries spooled while the upstream was unreachable; time from the first delivered entry
+            until the last (the upstream comes back at once; the relay's probe ends its wait within 5 s)
+Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL, --pg URL), `nginx` (return 200:
+one request per entry, no batches). Each result is one JSON line appended to --out.
+
+    bench/wan.py --jar target/mcpd.jar --rtt 0,20,80,200 --upstreams serve,nginx --requests 3000 --backlog 20000
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(port, path="/healthz", timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            if conn.getresponse().status < 500:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("nothing answered on port %d" % port)
+
+
+def get_json(port, path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path)
+    return json.loads(conn.getresponse().read())
+
+
+class Processes:
+    def __init__(self, work):
+        self.work = work
+        self.running = []
+
+    def start(self, name, args, env=None):
+        log = open(os.path.join(self.work, name + ".log"), "ab")
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        self.running.append(process)
+        return process
+
+    def stop(self, process):
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.running.remove(process)
+
+    def stop_all(self):
+        for process in list(self.running):
+            self.stop(process)
+
+
+class Upstream:
+    """What the relay delivers to, and how many entries it has taken."""
+
+    def __init__(self, kind, procs, work, jar, pg, jvm):
+        self.kind, self.procs, self.work = kind, procs, work
+        self.port = free_port()
+        if kind == "nginx":
+            self.access = os.path.join(work, "nginx-access.log")
+            conf = os.path.join(work, "nginx.conf")
+            with open(conf, "w") as f:
+                f.write("worker_processes 1; daemon off; pid %s/nginx.pid; error_log %s/nginx-error.log;\n"
+                        "events { worker_connections 4096; }\n"
+                        "http { access_log %s; client_body_temp_path %s/body;\n"
+                        "  server { listen 127.0.0.1:%d; keepalive_requests 1000000;\n"
+                        "    location / { client_max_body_size 20m; client_body_buffer_size 1m; return 200; } } }\n"
+                        % (work, work, self.access, work, self.port))
+            open(self.access, "w").close()
+            self.process = procs.start("nginx", ["nginx", "-c", conf])
+        else:
+            data = pg if kind == "serve-pg" else os.path.join(work, "collector.db")
+            self.process = procs.start("collector", ["java"] + jvm + ["-jar", jar, "serve", "--listen",
+                                                                      "127.0.0.1:%d" % self.port, "--data", data])
+        wait_http(self.port, "/" if kind == "nginx" else "/readyz")
+        self.base = self.taken()
+
+    def taken(self):
+        if self.kind == "nginx":
+            with open(self.access, "rb") as f:
+                return sum(1 for _ in f)
+        return get_json(self.port, "/v1/stats")["events"]
+
+
+def send(port, count, senders, run):
+    body = ('{"events":[{"run":"%s","n":%%d,"pad":"%s"}]}' % (run, "x" * 960))
+
+    def worker(k):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for i in range(k, count, senders):
+            conn.request("POST", "/v1/ingest", body=(body % i).encode(), headers={"Content-Type": "application/json"})
+            answer = conn.getresponse()
+            answer.read()
+            if answer.status != 202:
+                raise RuntimeError("relay answered %d" % answer.status)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(senders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def wait_taken(upstream, count, timeout, first_delivery=False):
+    """Seconds until the upstream took `count` more entries; from its first one when first_delivery."""
+    started = time.time()
+    first = None
+    deadline = started + timeout
+    while time.time() < deadline:
+        now = upstream.taken() - upstream.base
+        if first is None and now > 0:
+            first = time.time()
+        if now >= count:
+            return time.time() - (first if first_delivery else started)
+        time.sleep(0.05)
+    raise RuntimeError("upstream took %d of %d in %d s" % (upstream.taken() - upstream.base, count, timeout))
+
+
+def relay(procs, work, jar, relay_port, upstream_port, jvm, extra):
+    spool = os.path.join(work, "relay")
+    return procs.start("relay", ["java"] + jvm + ["-jar", jar, "relay", "--listen", "127.0.0.1:%d" % relay_port,
+                                                  "--data", os.path.join(spool, "relay.db"),
+                                                  "--upstream", "http://127.0.0.1:%d" % upstream_port] + extra)
+
+
+def peak_rss_mib(process):
+    try:
+        with open("/proc/%d/status" % process.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+
+
+def one(args, kind, rtt, phase, out):
+    work = tempfile.mkdtemp(prefix="mcpd-wan-")
+    procs = Processes(work)
+    try:
+        upstream = Upstream(kind, procs, work, args.jar, args.pg, args.jvm)
+        proxy_port, relay_port = free_port(), free_port()
+        proxy_args = [sys.executable, os.path.join(HERE, "delay_proxy.py"), "--listen", "127.0.0.1:%d" % proxy_port,
+                      "--to", "127.0.0.1:%d" % upstream.port, "--one-way-ms", str(rtt / 2)]
+        run = "wan-%d-%d" % (os.getpid(), time.time_ns())
+        if phase == "archive":
+            proxy = procs.start("proxy", proxy_args)
+            wait_http(proxy_port, "/" if kind == "nginx" else "/readyz")
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            wait_http(relay_port)
+            time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
+            started = time.time()
+            send(relay_port, args.requests, args.senders, run)
+            seconds = wait_taken(upstream, args.requests, args.timeout) + 0.0
+            seconds = max(seconds, 1e-3)
+            count = args.requests
+        else:
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            wait_http(relay_port)
+            send(relay_port, args.backlog, 8, run)
+            proxy = procs.start("proxy", proxy_args)
+            seconds = wait_taken(upstream, args.backlog, args.timeout, first_delivery=True)
+            count = args.backlog
+        status = get_json(relay_port, "/relay/status")["upstreams"][0]
+        row = {"kind": "wan", "phase": phase, "upstream": kind, "rtt_ms": rtt, "entries": count,
+               "seconds": round(seconds, 3), "rate": round(count / seconds, 1), "label": args.label,
+               "window": status.get("window"), "protocol": status.get("protocol"),
+               "peak_rss_mib": peak_rss_mib(rel)}
+        print(json.dumps(row), flush=True)
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+    finally:
+        procs.stop_all()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jar", default=os.path.join(HERE, "..", "target", "mcpd.jar"))
+    parser.add_argument("--rtt", default="0,20,80,200")
+    parser.add_argument("--upstreams", default="serve,nginx")
+    parser.add_argument("--phases", default="archive,drain")
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--senders", type=int, default=16)
+    parser.add_argument("--backlog", type=int, default=20000)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--pg", default=os.environ.get("MCPD_BENCH_PG", ""))
+    parser.add_argument("--label", default="relay")
+    parser.add_argument("--relay-arg", dest="relay_args", action="append", default=[])
+    parser.add_argument("--jvm", action="append", default=[])
+    parser.add_argument("--out", default=os.path.join(HERE, "report", "results.jsonl"))
+    args = parser.parse_args()
+    for _ in range(args.runs):
+        for kind in args.upstreams.split(","):
+            for rtt in [float(r) for r in args.rtt.split(",")]:
+                for phase in args.phases.split(","):
+                    one(args, kind, rtt, phase, args.out)
+
+
+if __name__ == "__main__":
+    main()
