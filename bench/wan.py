@@ -2,13 +2,14 @@
 """Delivery across a long link: a relay ships to an upstream through bench/delay_proxy.py at several round trips.
 
 For each RTT and upstream, one fresh relay (default options) and one fresh upstream, and:
-  archive   N 1 KiB requests sent by concurrent senders; time from the first send until the upstream has them all
-  drain     a backlog of M entries spooled while the upstream was unreachable; time from the first delivered entry
-            until the last (the upstream comes back at once; the relay's probe ends its wait within 5 s)
+  archive   32 senders post 1 KiB requests (each its own key) for a few seconds, as fast as the relay takes them;
+            time from the first send until the upstream has every one the relay accepted
+  drain     a backlog of at least M entries spooled while the upstream was unreachable; time from the first
+            delivered entry until the last (the relay's probe ends its wait within 5 s of the upstream's return)
 Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL, --pg URL), `nginx` (return 200:
 one request per entry, no batches). Each result is one JSON line appended to --out.
 
-    bench/wan.py --jar target/mcpd.jar --rtt 0,20,80,200 --upstreams serve,nginx --requests 3000 --backlog 20000
+    bench/wan.py --jar target/mcpd.jar --rtt 0,20,80,200 --upstreams serve,nginx --backlog 20000
 """
 import argparse
 import http.client
@@ -20,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -110,28 +110,27 @@ class Upstream:
         return get_json(self.port, "/v1/stats")["events"]
 
 
-def send(port, count, senders, run):
-    body = ('{"events":[{"run":"%s","n":%%d,"pad":"%s"}]}' % (run, "x" * 960))
-
-    def worker(k):
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        for i in range(k, count, senders):
-            conn.request("POST", "/v1/ingest", body=(body % i).encode(), headers={"Content-Type": "application/json"})
-            answer = conn.getresponse()
-            answer.read()
-            if answer.status != 202:
-                raise RuntimeError("relay answered %d" % answer.status)
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(senders)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+def send(port, seconds, connections, run):
+    """1 KiB native batches, each its own key, from `connections` senders for `seconds` (wrk, bench/post.lua);
+    returns how many the relay accepted."""
+    subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, "post.lua"),
+                    "http://127.0.0.1:%d/v1/ingest" % port], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run})
+    return accepted(port)
 
 
-def wait_taken(upstream, count, timeout, first_delivery=False):
-    """Seconds until the upstream took `count` more entries; from its first one when first_delivery."""
-    started = time.time()
+def accepted(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/metrics")
+    for line in conn.getresponse().read().decode().splitlines():
+        if line.startswith("mcpd_relay_accepted_total"):
+            return int(float(line.split()[-1]))
+    raise RuntimeError("no mcpd_relay_accepted_total")
+
+
+def wait_taken(upstream, count, timeout, first_delivery=False, started=None):
+    """Seconds until the upstream took `count` more entries: from `started`, or from its first one (first_delivery)."""
+    started = started or time.time()
     first = None
     deadline = started + timeout
     while time.time() < deadline:
@@ -170,24 +169,27 @@ def one(args, kind, rtt, phase, out):
         proxy_args = [sys.executable, os.path.join(HERE, "delay_proxy.py"), "--listen", "127.0.0.1:%d" % proxy_port,
                       "--to", "127.0.0.1:%d" % upstream.port, "--one-way-ms", str(rtt / 2)]
         run = "wan-%d-%d" % (os.getpid(), time.time_ns())
+        proxy = procs.start("proxy", proxy_args)
+        wait_http(proxy_port, "/" if kind == "nginx" else "/readyz")
+        rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+        wait_http(relay_port)
+        time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
+        # Warm-up: both JVMs compile their hot paths (a first run is several times slower than the next).
+        warm = send(relay_port, args.warmup_seconds, args.senders, run + "-warm")
+        wait_taken(upstream, warm, args.timeout)
+        upstream.base = upstream.taken()
+        before = accepted(relay_port)
         if phase == "archive":
-            proxy = procs.start("proxy", proxy_args)
-            wait_http(proxy_port, "/" if kind == "nginx" else "/readyz")
-            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
-            wait_http(relay_port)
-            time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
             started = time.time()
-            send(relay_port, args.requests, args.senders, run)
-            seconds = wait_taken(upstream, args.requests, args.timeout) + 0.0
-            seconds = max(seconds, 1e-3)
-            count = args.requests
+            count = send(relay_port, args.send_seconds, args.senders, run) - before
+            seconds = wait_taken(upstream, count, args.timeout, started=started)
         else:
-            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
-            wait_http(relay_port)
-            send(relay_port, args.backlog, 8, run)
+            procs.stop(proxy)  # the link is down: what is accepted now waits in the spool
+            count = 0
+            while count < args.backlog:
+                count = send(relay_port, 1, args.senders, run + "-%d" % count) - before
             proxy = procs.start("proxy", proxy_args)
-            seconds = wait_taken(upstream, args.backlog, args.timeout, first_delivery=True)
-            count = args.backlog
+            seconds = wait_taken(upstream, count, args.timeout, first_delivery=True)
         status = get_json(relay_port, "/relay/status")["upstreams"][0]
         row = {"kind": "wan", "phase": phase, "upstream": kind, "rtt_ms": rtt, "entries": count,
                "seconds": round(seconds, 3), "rate": round(count / seconds, 1), "label": args.label,
@@ -207,8 +209,9 @@ def main():
     parser.add_argument("--rtt", default="0,20,80,200")
     parser.add_argument("--upstreams", default="serve,nginx")
     parser.add_argument("--phases", default="archive,drain")
-    parser.add_argument("--requests", type=int, default=3000)
-    parser.add_argument("--senders", type=int, default=16)
+    parser.add_argument("--send-seconds", type=int, default=3)
+    parser.add_argument("--warmup-seconds", type=int, default=5)
+    parser.add_argument("--senders", type=int, default=32)
     parser.add_argument("--backlog", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--timeout", type=int, default=300)

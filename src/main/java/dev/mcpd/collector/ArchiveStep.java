@@ -44,7 +44,7 @@ public final class ArchiveStep implements Processor {
         exchange.setProperty(ARCHIVED, archived);
     }
 
-    private static String pathOf(String target) {
+    static String pathOf(String target) {
         int query = target.indexOf('?');
         return query < 0 ? target : target.substring(0, query);
     }

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
+import dev.mcpd.http.RequestTarget;
 import dev.mcpd.http.SenderIdempotencyKey;
 import dev.mcpd.http.VertxExchange;
 import io.vertx.core.http.HttpServerRequest;
@@ -67,25 +68,33 @@ public final class BatchReader implements Processor {
     public void process(Exchange exchange) {
         HttpServerRequest request = VertxExchange.request(exchange);
         byte[] body = exchange.getIn().getBody(byte[].class);
-        String contentType = orEmpty(request.getHeader("Content-Type"));
-        String contentEncoding = orEmpty(request.getHeader("Content-Encoding"));
-        Optional<String> headerKey = Optional.ofNullable(request.getHeader(SenderIdempotencyKey.HEADER)).map(key -> {
-            if (!SenderIdempotencyKey.isValid(key)) {
+        exchange.setProperty(BATCH, read(IngestTargetCheck.of(exchange), orEmpty(request.getHeader("Content-Type")),
+                orEmpty(request.getHeader("Content-Encoding")),
+                Optional.ofNullable(request.getHeader(SenderIdempotencyKey.HEADER)),
+                exchange.getClock().getCreated(), body));
+    }
+
+    /**
+     * One request as the collector archives it: a native batch counted (400 if malformed), an OTLP export as received.
+     * Also used for each entry of a relay batch.
+     *
+     * @param headerKey the {@code Idempotency-Key} it came with, unchecked
+     * @throws IngestRefusal saying what is wrong with it
+     */
+    Batch read(RequestTarget target, String contentType, String contentEncoding, Optional<String> headerKey,
+               long receivedAtMillis, byte[] body) {
+        Optional<String> key = headerKey.map(k -> {
+            if (!SenderIdempotencyKey.isValid(k)) {
                 throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY, SenderIdempotencyKey.RULE);
             }
-            return key;
+            return k;
         });
-        long received = exchange.getClock().getCreated();
-        String target = IngestTargetCheck.of(exchange).text();
-        Batch batch;
-        if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
-            batch = new Batch(headerKey, target, contentType, contentEncoding, received, 1, 0, body);
-        } else {
-            Counted counted = count(body, contentEncoding);
-            batch = new Batch(counted.key().or(() -> headerKey), target, contentType, contentEncoding, received,
-                    counted.accepted(), counted.rejected(), body);
+        if (Otlp.isExportPath(target.path())) {
+            return new Batch(key, target.text(), contentType, contentEncoding, receivedAtMillis, 1, 0, body);
         }
-        exchange.setProperty(BATCH, batch);
+        Counted counted = count(body, contentEncoding);
+        return new Batch(counted.key().or(() -> key), target.text(), contentType, contentEncoding, receivedAtMillis,
+                counted.accepted(), counted.rejected(), body);
     }
 
     /** What a native batch says: its own key, if any, and its events, accepted (objects) and rejected (the rest). */

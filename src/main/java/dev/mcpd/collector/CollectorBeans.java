@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
+import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RolePaths;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -43,12 +44,16 @@ public final class CollectorBeans implements AutoCloseable {
     public void bindTo(BiConsumer<String, Object> bind) {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
         bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), CLOCK));
-        bind.accept("batchReader", new BatchReader(config.maxBodyBytes()));
+        BatchReader batchReader = new BatchReader(config.maxBodyBytes());
+        bind.accept("batchReader", batchReader);
         bind.accept("archiveStep", new ArchiveStep(store, metrics));
         bind.accept("collectorAnswer", new CollectorAnswer());
+        bind.accept("relayBatchReader", new RelayBatchReader(batchReader, config.maxBodyBytes()));
+        bind.accept("relayBatchArchive", new RelayBatchArchive(store, metrics));
+        bind.accept("relayBatchAnswer", new RelayBatchAnswer());
         bind.accept("statsAnswer", new StatsAnswer(store));
-        // The collector's Vert.x server speaks h2c with prior knowledge: a relay may start its connections in HTTP/2.
-        bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store), "h2c"));
+        // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
+        bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store), "h2c " + RelayBatch.CAPABILITY));
         bind.accept("metricsScrape", new MetricsScrape(registry));
     }
 

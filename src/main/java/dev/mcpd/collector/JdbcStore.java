@@ -16,6 +16,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
@@ -152,15 +154,25 @@ public final class JdbcStore implements AutoCloseable {
      * Once a file is there again, the store migrates it (a new, empty archive) and takes requests again.
      */
     public Archived archive(Batch batch) {
+        return archiveAll(List.of(batch)).get(0);
+    }
+
+    /**
+     * Archives several requests in one transaction — the entries of one relay batch — each deduplicated by its own
+     * key: all are kept, or none (then {@link StoreUnavailable}).
+     *
+     * @return what happened to each, in order
+     */
+    public List<Archived> archiveAll(List<Batch> batches) {
         if (location.dialect() != StoreLocation.Dialect.SQLITE) {
-            return archiveInTransaction(batch);
+            return archiveInTransaction(batches);
         }
         sqliteWriter.lock();
         try {
             reopenIfLost();
-            Archived archived;
+            List<Archived> archived;
             try {
-                archived = archiveInTransaction(batch);
+                archived = archiveInTransaction(batches);
             } catch (StoreUnavailable e) {
                 noticeSqliteFileChange();
                 throw e;
@@ -220,15 +232,17 @@ public final class JdbcStore implements AutoCloseable {
         return Files.readAttributes(location.file().get(), BasicFileAttributes.class).fileKey();
     }
 
-    private Archived archiveInTransaction(Batch batch) {
+    private List<Archived> archiveInTransaction(List<Batch> batches) {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            try {
-                boolean stored;
-                try (PreparedStatement insert = connection.prepareStatement(
-                        "INSERT INTO batches (idempotency_key, target, content_type, content_encoding, received_at_ms,"
-                                + " events, rejected, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                                + " ON CONFLICT (idempotency_key) DO NOTHING")) {
+            try (PreparedStatement insert = connection.prepareStatement(
+                    "INSERT INTO batches (idempotency_key, target, content_type, content_encoding, received_at_ms,"
+                            + " events, rejected, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                            + " ON CONFLICT (idempotency_key) DO NOTHING");
+                 PreparedStatement seen = connection.prepareStatement(
+                         "INSERT INTO duplicates (idempotency_key, events, seen_at_ms) VALUES (?, ?, ?)")) {
+                List<Archived> archived = new ArrayList<>(batches.size());
+                for (Batch batch : batches) {
                     insert.setString(1, batch.idempotencyKey().orElse(null));
                     insert.setString(2, batch.target());
                     insert.setString(3, batch.contentType());
@@ -237,17 +251,15 @@ public final class JdbcStore implements AutoCloseable {
                     insert.setInt(6, batch.events());
                     insert.setInt(7, batch.rejected());
                     insert.setBytes(8, batch.body());
-                    stored = insert.executeUpdate() == 1;
-                }
-                Archived archived = stored ? Archived.stored(batch) : Archived.duplicateOf(batch);
-                if (!stored) {
-                    try (PreparedStatement seen = connection.prepareStatement(
-                            "INSERT INTO duplicates (idempotency_key, events, seen_at_ms) VALUES (?, ?, ?)")) {
+                    boolean stored = insert.executeUpdate() == 1;
+                    Archived one = stored ? Archived.stored(batch) : Archived.duplicateOf(batch);
+                    if (!stored) {
                         seen.setString(1, batch.idempotencyKey().orElseThrow());
-                        seen.setInt(2, archived.duplicate());
+                        seen.setInt(2, one.duplicate());
                         seen.setLong(3, clock.millis());
                         seen.executeUpdate();
                     }
+                    archived.add(one);
                 }
                 connection.commit();
                 return archived;

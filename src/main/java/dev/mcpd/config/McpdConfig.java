@@ -37,6 +37,8 @@ import java.util.stream.Collectors;
  * @param requestTimeout a request not fully read in time gets 408 ({@code --request-timeout-seconds})
  * @param workers        delivery lanes ({@code --workers})
  * @param maxInFlight    the most requests in flight to one upstream at once ({@code --max-in-flight})
+ * @param batchMaxEntries the most entries in one relay batch; 1 sends every entry alone ({@code --batch-max-entries})
+ * @param batchMaxBytes  the most body bytes in one relay batch ({@code --batch-max-bytes})
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
@@ -54,6 +56,8 @@ public record McpdConfig(
         Duration requestTimeout,
         int workers,
         int maxInFlight,
+        int batchMaxEntries,
+        long batchMaxBytes,
         long quotaPerMinute,
         Optional<Path> routes) {
 
@@ -61,6 +65,8 @@ public record McpdConfig(
     public static final int MAX_WORKERS = 1024;
     /** A window past this would hold more connections (HTTP/1.1) than a process should open to one upstream. */
     public static final int MAX_IN_FLIGHT = 65_536;
+    /** The most entries the relay-batch framing carries. */
+    public static final int MAX_BATCH_ENTRIES = 65_536;
     /** A day: longer is surely a mistake, and keeps the timeout safe to convert to milliseconds. */
     public static final long MAX_REQUEST_TIMEOUT_SECONDS = 86_400;
 
@@ -87,6 +93,8 @@ public record McpdConfig(
         check(Options.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
         check(Options.WORKERS, () -> checkWorkers(workers));
         check(Options.MAX_IN_FLIGHT, () -> checkMaxInFlight(maxInFlight));
+        check(Options.BATCH_MAX_ENTRIES, () -> checkBatchMaxEntries(batchMaxEntries));
+        check(Options.BATCH_MAX_BYTES, () -> atLeastOneByte(batchMaxBytes));
         check(Options.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
         routes.ifPresent(dir -> check(Options.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
@@ -119,6 +127,8 @@ public record McpdConfig(
                 given.value(Options.REQUEST_TIMEOUT_SECONDS),
                 given.value(Options.WORKERS),
                 given.value(Options.MAX_IN_FLIGHT),
+                given.value(Options.BATCH_MAX_ENTRIES),
+                given.value(Options.BATCH_MAX_BYTES),
                 given.value(Options.QUOTA_PER_MINUTE),
                 given.single(Options.ROUTES));
     }
@@ -177,7 +187,8 @@ public record McpdConfig(
                                 : "each sender's key passed on")
                         + "; spool at " + relaySpoolDir() + ", " + ByteSize.format(spoolMaxBytes)),
                 section("delivery", workers + (workers == 1 ? " worker" : " workers") + "; up to " + maxInFlight
-                        + " in flight per upstream"),
+                        + " in flight per upstream; " + (batchMaxEntries == 1 ? "no batches"
+                        : "batches to mcpd of up to " + batchMaxEntries + " entries, " + ByteSize.format(batchMaxBytes))),
                 section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
                         .orElse("built-in only")));
     }
@@ -311,6 +322,13 @@ public record McpdConfig(
             throw new IllegalArgumentException(maxInFlight + " is out of range: use 1 to " + MAX_IN_FLIGHT);
         }
         return (int) maxInFlight;
+    }
+
+    static int checkBatchMaxEntries(long entries) {
+        if (entries < 1 || entries > MAX_BATCH_ENTRIES) {
+            throw new IllegalArgumentException(entries + " is out of range: use 1 (no batches) to " + MAX_BATCH_ENTRIES);
+        }
+        return (int) entries;
     }
 
     static int checkWorkers(long workers) {

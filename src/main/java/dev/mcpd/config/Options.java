@@ -48,6 +48,12 @@ public final class Options {
     public static final Option<Integer> MAX_IN_FLIGHT = Option.of("--max-in-flight", "N",
             "the most requests in flight to one upstream; the window adapts between 1 and N", "256",
             text -> McpdConfig.checkMaxInFlight(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Integer> BATCH_MAX_ENTRIES = Option.of("--batch-max-entries", "N",
+            "to an mcpd collector, entries that share a credential travel together, up to N per request; 1: no batches",
+            "256", text -> McpdConfig.checkBatchMaxEntries(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Long> BATCH_MAX_BYTES = Option.of("--batch-max-bytes", "SIZE",
+            "the most body bytes in one batch; a larger entry travels alone", "1MiB",
+            text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
@@ -58,7 +64,8 @@ public final class Options {
 
     /** Every option, in the order help and the README list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
-            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, QUOTA_PER_MINUTE, ROUTES);
+            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
+            BATCH_MAX_BYTES, QUOTA_PER_MINUTE, ROUTES);
 
     private Options() {
     }

@@ -14,9 +14,10 @@ import java.util.OptionalInt;
  * @param retryAfter the wait the upstream named, if any
  * @param latency    from sending to the answer (or the failure)
  * @param answer     the answer's body (empty when there was none)
+ * @param timedOut   no answer came in time
  */
 public record Attempt(Upstream upstream, Kind kind, OptionalInt status, String cause, Optional<Duration> retryAfter,
-                      Duration latency, byte[] answer) {
+                      Duration latency, byte[] answer, boolean timedOut) {
 
     public enum Kind {
         /** 2xx: the upstream took it. */
@@ -47,6 +48,27 @@ public record Attempt(Upstream upstream, Kind kind, OptionalInt status, String c
             return Kind.PERMANENT;
         }
         return Kind.RETRYABLE;
+    }
+
+    /** An attempt that did not time out. */
+    public Attempt(Upstream upstream, Kind kind, OptionalInt status, String cause, Optional<Duration> retryAfter,
+                   Duration latency, byte[] answer) {
+        this(upstream, kind, status, cause, retryAfter, latency, answer, false);
+    }
+
+    /** This attempt, but counted as a retryable failure for {@code why}. */
+    Attempt retryable(String why) {
+        return new Attempt(upstream, Kind.RETRYABLE, status, why, retryAfter, latency, answer, timedOut);
+    }
+
+    /**
+     * The upstream said it has more than it can take — a timeout, 408, 429, 503 or 504 — so its window shrinks. A
+     * refused or reset connection, or another 5xx, says it is down or broken instead: it waits, and its window stays
+     * as it was for when it is back.
+     */
+    public boolean saysOverloaded() {
+        int code = status.orElse(0);
+        return timedOut || code == 408 || code == 429 || code == 503 || code == 504;
     }
 
     /** The first {@code limit} bytes of the answer, for a dead letter's record. */

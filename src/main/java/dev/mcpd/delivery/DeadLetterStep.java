@@ -11,8 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The dead-letter channel's one step: keeps a permanently refused (or unsendable) entry in dead/ with why, durably,
- * and logs it. The spool consumer then removes the entry from the spool, as for a delivery.
+ * Keeps a permanently refused (or unsendable) entry in dead/ with why, durably, and logs it: each entry the outcome
+ * found refused (the body, a {@link Refused}), or the entry of a shipment that failed with a {@link PermanentRefusal}
+ * before it could be sent (the dead-letter configuration's step). The spool consumer then removes the entry from the
+ * spool, as for a delivery.
  */
 public final class DeadLetterStep implements Processor {
 
@@ -28,8 +30,11 @@ public final class DeadLetterStep implements Processor {
 
     @Override
     public void process(Exchange exchange) throws IOException {
-        PermanentRefusal refusal = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, PermanentRefusal.class);
-        SpoolEntry entry = DeliveryExchange.entry(exchange);
+        Refused refused = exchange.getMessage().getBody() instanceof Refused r ? r
+                : new Refused(DeliveryExchange.entry(exchange),
+                        exchange.getProperty(Exchange.EXCEPTION_CAUGHT, PermanentRefusal.class));
+        PermanentRefusal refusal = refused.refusal();
+        SpoolEntry entry = refused.entry();
         deadLetters.keep(entry, refusal.refusal(clock.instant()));
         LOG.warn("dead-lettered seq={} target=\"{}\" upstream={} reason=\"{}\" kept_in={}", entry.seq(),
                 SenderText.quote(entry.request().target()), refusal.upstream(), refusal.reason(),

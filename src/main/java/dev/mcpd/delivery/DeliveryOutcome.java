@@ -1,38 +1,66 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.spool.SpoolEntry;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the final attempt means: a delivery ends here (the spool consumer then removes the entry); a permanent refusal
- * is thrown as {@link PermanentRefusal} for the dead-letter configuration. An OTLP 200 that reports rejected items is
- * a delivery — the OTLP specification forbids retrying it — and the rejected count is logged. A delivery leaves
- * headers for operators' routes: {@code McpdSeq}, {@code McpdTarget}, {@code McpdIdempotencyKey},
- * {@code McpdUpstream}, {@code McpdStatus}.
+ * What the final attempt means for each entry of the shipment: delivered (a 2xx), refused for good (a permanent
+ * status, for the request or — in a relay batch — for that entry alone: it goes to dead/), or, for an entry of a batch
+ * the upstream answered retryably for itself, given back to the spool. The route then keeps the refused ones in dead/
+ * and hands each delivered one to the operators' extension point. An OTLP 200 that reports rejected items is a
+ * delivery — the OTLP specification forbids retrying it — and the rejected count is logged.
  */
 public final class DeliveryOutcome implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
 
+    private final boolean relayPresentsOwnKey;
+
+    public DeliveryOutcome(boolean relayPresentsOwnKey) {
+        this.relayPresentsOwnKey = relayPresentsOwnKey;
+    }
+
     @Override
     public void process(Exchange exchange) {
         Attempt attempt = DeliveryExchange.attempt(exchange);
-        SpoolEntry entry = DeliveryExchange.entry(exchange);
-        if (attempt.kind() == Attempt.Kind.PERMANENT) {
-            throw PermanentRefusal.refusedBy(attempt);
+        Shipment shipment = DeliveryExchange.shipment(exchange);
+        List<SpoolEntry> delivered = new ArrayList<>();
+        List<Refused> refused = new ArrayList<>();
+        Set<Long> again = new HashSet<>();
+        var batchAnswer = DeliveryExchange.batchAnswer(exchange);
+        if (batchAnswer.isPresent()) {
+            for (int i = 0; i < shipment.size(); i++) {
+                SpoolEntry entry = shipment.entries().get(i);
+                BatchAnswer.EntryOutcome outcome = batchAnswer.get().entries().get(i);
+                switch (Attempt.classify(outcome.status(), relayPresentsOwnKey)) {
+                    case DELIVERED -> delivered.add(entry);
+                    case PERMANENT -> refused.add(new Refused(entry, PermanentRefusal.refusedInBatch(attempt.upstream(),
+                            outcome.status(), outcome.reason())));
+                    case RETRYABLE -> again.add(entry.seq());
+                }
+            }
+        } else if (attempt.kind() == Attempt.Kind.PERMANENT) {
+            refused.add(new Refused(shipment.first(), PermanentRefusal.refusedBy(attempt)));
+        } else {
+            delivered.add(shipment.first());
+            PartialSuccess.of(exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class), attempt.answer())
+                    .ifPresent(partial -> LOG.warn("delivered seq={} upstream={} with rejected={} message=\"{}\"",
+                            shipment.first().seq(), attempt.upstream().label(), partial.rejected(),
+                            partial.message()));
         }
-        // What an operator's route at direct:mcpd-after-delivery may read, as plain headers.
-        var message = exchange.getMessage();
-        message.setHeader("McpdSeq", entry.seq());
-        message.setHeader("McpdTarget", entry.request().target());
-        message.setHeader("McpdIdempotencyKey", entry.request().idempotencyKey());
-        message.setHeader("McpdUpstream", attempt.upstream().label());
-        message.setHeader("McpdStatus", attempt.status().orElse(0));
-        PartialSuccess.of(exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class), attempt.answer())
-                .ifPresent(partial -> LOG.warn("delivered seq={} upstream={} with rejected={} message=\"{}\"",
-                        entry.seq(), attempt.upstream().label(), partial.rejected(), partial.message()));
+        if (!again.isEmpty()) {
+            LOG.warn("upstream={} answered {} entries of a batch retryably: they go back to the spool",
+                    attempt.upstream().label(), again.size());
+        }
+        exchange.setProperty(DeliveryExchange.DELIVERED, delivered);
+        exchange.setProperty(DeliveryExchange.REFUSED, refused);
+        DeliveryExchange.setAgain(exchange, again);
     }
 }

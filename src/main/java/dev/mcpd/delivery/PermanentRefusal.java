@@ -33,6 +33,12 @@ public final class PermanentRefusal extends RuntimeException {
                 "refused with " + attempt.cause(), attempt.answerHead(ANSWER_HEAD_BYTES));
     }
 
+    /** The upstream refused this one entry of a relay batch for good, with its own status and reason. */
+    static PermanentRefusal refusedInBatch(Upstream upstream, int status, String reason) {
+        return new PermanentRefusal(upstream.label(), status, "refused with " + status + " in a batch: " + reason,
+                reason.getBytes(StandardCharsets.UTF_8));
+    }
+
     /** No request can be built from the entry for {@code upstream} (a label, or a note when none was chosen). */
     static PermanentRefusal unsendable(String upstream, String why) {
         return new PermanentRefusal(upstream, 0, "unsendable: " + why, why.getBytes(StandardCharsets.UTF_8));

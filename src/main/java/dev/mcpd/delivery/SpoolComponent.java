@@ -12,28 +12,32 @@ import org.apache.camel.support.DefaultComponent;
 public final class SpoolComponent extends DefaultComponent {
 
     private final Spool spool;
-    private final DeliveryWorkers workers;
-    private final DeliveryBudget budget;
-    private final long maxBodyBytes;
+    private final Lanes lanes;
 
     /**
+     * What the delivery lanes share.
+     *
      * @param workers      counts the busy ones; its total is what the endpoint's {@code workers} option must be
      * @param budget       the body bytes entries out for delivery may hold at once
      * @param maxBodyBytes the largest entry there can be ({@code --max-body-bytes})
+     * @param board        the upstreams: whether the first ready one takes batches
+     * @param packer       how entries are packed into batches
      */
-    public SpoolComponent(Spool spool, DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes) {
+    public record Lanes(DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes, UpstreamBoard board,
+                        ShipmentPacker packer) {
+    }
+
+    public SpoolComponent(Spool spool, Lanes lanes) {
         this.spool = spool;
-        this.workers = workers;
-        this.budget = budget;
-        this.maxBodyBytes = maxBodyBytes;
+        this.lanes = lanes;
     }
 
     @Override
     protected Endpoint createEndpoint(String uri, String remaining, Map<String, Object> parameters) throws Exception {
-        int count = getAndRemoveParameter(parameters, "workers", Integer.class, workers.total());
+        int count = getAndRemoveParameter(parameters, "workers", Integer.class, lanes.workers().total());
         if (count < 1) {
             throw new IllegalArgumentException("spool endpoint " + uri + ": workers must be at least 1");
         }
-        return new SpoolEndpoint(uri, this, spool, count, workers, budget, maxBodyBytes);
+        return new SpoolEndpoint(uri, this, spool, count, lanes);
     }
 }

@@ -4,7 +4,11 @@ import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +23,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Ships the spool: {@code workers} delivery lanes each take the oldest entry not yet out (waking as soon as one is
- * committed — no poll period) and start it through the route. A lane is busy only until its entry's request is sent:
+ * committed — no poll period) and start it through the route. When the first upstream that is not waiting takes relay
+ * batches, the lane takes the entries waiting behind it too, up to a batch's worth, and packs them into batches of
+ * entries that share a credential ({@link ShipmentPacker}). A lane is busy only until its shipment's request is sent:
  * the route waits for an upstream and a place in its window on the lane, then the request crosses the link
  * asynchronously and the lane takes the next entry. When the exchange completes — whichever thread its answer came
  * back on — the entry is removed from the spool (delivered, or kept in dead/) or given back (retried elsewhere, the
@@ -40,18 +46,23 @@ final class SpoolConsumer extends DefaultConsumer {
     private final DeliveryWorkers busy;
     private final DeliveryBudget budget;
     private final long maxBodyBytes;
+    private final UpstreamBoard board;
+    private final ShipmentPacker packer;
+    /** Entries whose batch could not go as one: each travels alone next time. Taken out when they are. */
+    private final Set<Long> alone = ConcurrentHashMap.newKeySet();
     private final AtomicInteger inFlight = new AtomicInteger();
     private ExecutorService lanes;
     private ScheduledExecutorService later;
 
-    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, DeliveryWorkers busy,
-                  DeliveryBudget budget, long maxBodyBytes) {
+    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, SpoolComponent.Lanes lanes) {
         super(endpoint, processor);
         this.spool = spool;
         this.workers = workers;
-        this.busy = busy;
-        this.budget = budget;
-        this.maxBodyBytes = maxBodyBytes;
+        this.busy = lanes.workers();
+        this.budget = lanes.budget();
+        this.maxBodyBytes = lanes.maxBodyBytes();
+        this.board = lanes.board();
+        this.packer = lanes.packer();
     }
 
     @Override
@@ -68,26 +79,15 @@ final class SpoolConsumer extends DefaultConsumer {
     private void work() {
         while (isRunAllowed() && !isSuspendingOrSuspended()) {
             try {
-                // Room for the largest entry first, so that reading the next one never passes the budget.
-                if (!budget.take(maxBodyBytes, TAKE_WAIT)) {
+                Optional<SpoolEntry> first = take(TAKE_WAIT);
+                if (first.isEmpty()) {
                     continue;
                 }
-                Optional<SpoolEntry> entry;
-                try {
-                    entry = spool.next(TAKE_WAIT);
-                } catch (IOException | RuntimeException e) {
-                    budget.give(maxBodyBytes);
-                    throw e;
-                }
-                if (entry.isEmpty()) {
-                    budget.give(maxBodyBytes);
-                    continue;
-                }
-                long size = entry.get().request().body().length;
-                budget.give(maxBodyBytes - size);
                 busy.started();
                 try {
-                    start(entry.get(), size);
+                    for (Shipment shipment : shipmentsFrom(first.get())) {
+                        start(shipment);
+                    }
                 } finally {
                     busy.finished();
                 }
@@ -101,13 +101,56 @@ final class SpoolConsumer extends DefaultConsumer {
         }
     }
 
-    private void start(SpoolEntry entry, long size) {
+    /**
+     * The oldest entry not out, within the delivery budget: room for the largest entry is taken first, so reading it
+     * never passes the budget, and what the entry does not need is given back.
+     */
+    private Optional<SpoolEntry> take(Duration maxWait) throws InterruptedException, IOException {
+        if (!budget.take(maxBodyBytes, maxWait)) {
+            return Optional.empty();
+        }
+        Optional<SpoolEntry> entry;
+        try {
+            entry = spool.next(maxWait);
+        } catch (IOException | RuntimeException e) {
+            budget.give(maxBodyBytes);
+            throw e;
+        }
+        budget.give(maxBodyBytes - entry.map(e -> (long) e.request().body().length).orElse(0L));
+        return entry;
+    }
+
+    /** The entry alone, or — when the first ready upstream takes batches — with those waiting behind it, packed. */
+    private List<Shipment> shipmentsFrom(SpoolEntry first) throws InterruptedException, IOException {
+        Optional<Upstream> ready = board.firstReady();
+        boolean batches = packer.batching() && ready.isPresent()
+                && board.offerOnceProbed(ready.get(), UpstreamProbe.TIMEOUT).batches();
+        if (!batches || alone.contains(first.seq())) {
+            alone.remove(first.seq());
+            return List.of(Shipment.single(first));
+        }
+        List<SpoolEntry> taken = new ArrayList<>(List.of(first));
+        long bytes = first.request().body().length;
+        while (taken.size() < packer.maxEntries() && bytes < packer.maxBytes()) {
+            Optional<SpoolEntry> next = take(Duration.ZERO);
+            if (next.isEmpty()) {
+                break;
+            }
+            taken.add(next.get());
+            bytes += next.get().request().body().length;
+        }
+        List<Shipment> shipments = packer.pack(taken, alone::contains);
+        taken.forEach(entry -> alone.remove(entry.seq()));
+        return shipments;
+    }
+
+    private void start(Shipment shipment) {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
-        DeliveryExchange.setEntry(exchange, entry);
-        exchange.getExchangeExtension().addOnCompletion(new EntryCompletion(entry.seq(), size));
+        DeliveryExchange.setShipment(exchange, shipment);
+        exchange.getExchangeExtension().addOnCompletion(new ShipmentCompletion(shipment));
         inFlight.incrementAndGet();
-        // The callback only counts: what happens to the entry is decided when the exchange completes (EntryCompletion).
+        // The callback only counts: what happens to the entries is decided when the exchange completes.
         getAsyncProcessor().process(exchange, doneSync -> {
             if (inFlight.decrementAndGet() == 0) {
                 synchronized (inFlight) {
@@ -117,41 +160,58 @@ final class SpoolConsumer extends DefaultConsumer {
         });
     }
 
-    /** Removes the entry from the spool or gives it back, once its exchange has completed. */
-    private final class EntryCompletion extends SynchronizationAdapter {
-        private final long seq;
-        private final long size;
+    /**
+     * Once a shipment's exchange has completed: each entry delivered or kept in dead/ leaves the spool; an entry the
+     * upstream asked to have again (a retryable answer for it alone), or a whole shipment that failed, is given back.
+     */
+    private final class ShipmentCompletion extends SynchronizationAdapter {
+        private final Shipment shipment;
 
-        EntryCompletion(long seq, long size) {
-            this.seq = seq;
-            this.size = size;
+        ShipmentCompletion(Shipment shipment) {
+            this.shipment = shipment;
         }
 
         @Override
         public void onComplete(Exchange exchange) {
-            budget.give(size);
-            try {
-                spool.done(seq);
-            } catch (IOException | RuntimeException e) {
-                LOG.error("seq={} was delivered but could not be removed from the spool: {}", seq, e.toString());
+            budget.give(shipment.bytes());
+            Set<Long> again = DeliveryExchange.again(exchange);
+            for (SpoolEntry entry : shipment.entries()) {
+                if (again.contains(entry.seq())) {
+                    spool.release(entry.seq());
+                    continue;
+                }
+                try {
+                    spool.done(entry.seq());
+                } catch (IOException | RuntimeException e) {
+                    LOG.error("seq={} was delivered but could not be removed from the spool: {}", entry.seq(),
+                            e.toString());
+                }
             }
         }
 
         @Override
         public void onFailure(Exchange exchange) {
-            budget.give(size);
+            budget.give(shipment.bytes());
             Exception failure = exchange.getException();
-            if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped) {
-                spool.release(seq);
+            if (failure instanceof SendAlone) {
+                shipment.entries().forEach(entry -> alone.add(entry.seq()));
+            }
+            if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped || failure instanceof SendAlone) {
+                releaseAll();
                 return;
             }
-            LOG.error("delivery of seq={} failed and it stays in the spool: {}", seq, String.valueOf(failure));
+            LOG.error("delivery of seq={}{} failed and it stays in the spool: {}", shipment.first().seq(),
+                    shipment.size() > 1 ? " and " + (shipment.size() - 1) + " more" : "", String.valueOf(failure));
             ScheduledExecutorService scheduler = later;
             if (scheduler == null || scheduler.isShutdown()) {
-                spool.release(seq);
+                releaseAll();
             } else {
-                scheduler.schedule(() -> spool.release(seq), AFTER_FAULT.toMillis(), TimeUnit.MILLISECONDS);
+                scheduler.schedule(this::releaseAll, AFTER_FAULT.toMillis(), TimeUnit.MILLISECONDS);
             }
+        }
+
+        private void releaseAll() {
+            shipment.entries().forEach(entry -> spool.release(entry.seq()));
         }
     }
 

@@ -11,18 +11,13 @@ public final class SpoolEndpoint extends DefaultEndpoint {
 
     private final Spool spool;
     private final int workers;
-    private final DeliveryWorkers busy;
-    private final DeliveryBudget budget;
-    private final long maxBodyBytes;
+    private final SpoolComponent.Lanes lanes;
 
-    SpoolEndpoint(String uri, SpoolComponent component, Spool spool, int workers, DeliveryWorkers busy,
-                  DeliveryBudget budget, long maxBodyBytes) {
+    SpoolEndpoint(String uri, SpoolComponent component, Spool spool, int workers, SpoolComponent.Lanes lanes) {
         super(uri, component);
         this.spool = spool;
         this.workers = workers;
-        this.busy = busy;
-        this.budget = budget;
-        this.maxBodyBytes = maxBodyBytes;
+        this.lanes = lanes;
     }
 
     @Override
@@ -32,7 +27,7 @@ public final class SpoolEndpoint extends DefaultEndpoint {
 
     @Override
     public Consumer createConsumer(Processor processor) throws Exception {
-        SpoolConsumer consumer = new SpoolConsumer(this, processor, spool, workers, busy, budget, maxBodyBytes);
+        SpoolConsumer consumer = new SpoolConsumer(this, processor, spool, workers, lanes);
         configureConsumer(consumer);
         return consumer;
     }

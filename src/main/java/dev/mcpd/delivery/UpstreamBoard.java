@@ -44,11 +44,14 @@ public final class UpstreamBoard {
      * @param window   how many requests may be in flight to it now (its adaptive limit)
      * @param inFlight how many are
      * @param protocol the HTTP version of its latest answer ({@code h1}, {@code h2}), or {@code unknown}
+     * @param batches  whether it takes relay batches (its probe said so)
+     * @param requests HTTP requests sent to it (a relay batch is one; {@code delivered} counts entries)
      */
     public record View(Upstream upstream, boolean waiting, Optional<Instant> waitingUntil, Optional<String> waitCause,
                        int consecutiveFailures, OptionalInt lastStatus, Optional<Duration> lastLatency,
                        Optional<Instant> lastAnswer, long delivered, long failedAttempts, boolean up,
-                       Optional<Instant> lastUp, int window, int inFlight, String protocol) {
+                       Optional<Instant> lastUp, int window, int inFlight, String protocol, boolean batches,
+                       long requests) {
 
         /** {@code waiting} while in a wait, else {@code up} when it answered lately, else {@code down}. */
         public String state() {
@@ -61,6 +64,8 @@ public final class UpstreamBoard {
         final UpstreamWindow window;
         volatile String protocol = "unknown";
         volatile UpstreamOffer offer = UpstreamOffer.UNKNOWN;
+        boolean probedOnce;
+        final java.util.concurrent.atomic.AtomicLong requests = new java.util.concurrent.atomic.AtomicLong();
         Instant waitingUntil = Instant.MIN;
         String waitCause;
         /** The wait is what the upstream asked for (Retry-After): only time ends it. */
@@ -121,18 +126,41 @@ public final class UpstreamBoard {
         return statusOf(upstream).window;
     }
 
+    /** A request goes out to {@code upstream}. */
+    public void sending(Upstream upstream) {
+        statusOf(upstream).requests.incrementAndGet();
+    }
+
     /** What the latest probe of {@code upstream} showed it speaks. */
     public void offers(Upstream upstream, UpstreamOffer offer) {
         Status s = statusOf(upstream);
         if (!s.offer.equals(offer)) {
-            LOG.info("upstream={} order={} http2={}", upstream.label(), upstream.order(),
-                    offer.http2().name().toLowerCase(java.util.Locale.ROOT));
+            LOG.info("upstream={} order={} http2={} batches={}", upstream.label(), upstream.order(),
+                    offer.http2().name().toLowerCase(java.util.Locale.ROOT), offer.batches());
         }
         s.offer = offer;
     }
 
     public UpstreamOffer offer(Upstream upstream) {
         return statusOf(upstream).offer;
+    }
+
+    /**
+     * What {@code upstream} offers, once its first probe has answered (or failed), waiting up to {@code maxWait} for
+     * that: at start, the first requests to it go the way it speaks (HTTP/2, batches) rather than the plain way.
+     */
+    public UpstreamOffer offerOnceProbed(Upstream upstream, Duration maxWait) throws InterruptedException {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            long left = maxWait.toNanos();
+            while (!s.probedOnce && !closed && left > 0) {
+                left = changed.awaitNanos(left);
+            }
+            return s.offer;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The HTTP version {@code upstream} answered with last ({@code h1}, {@code h2}). */
@@ -205,6 +233,11 @@ public final class UpstreamBoard {
 
     /** The upstream took the request (2xx). */
     public void delivered(Upstream upstream, int status, Duration latency) {
+        delivered(upstream, status, latency, 1);
+    }
+
+    /** The upstream took a request of {@code entries} entries (a relay batch: those it archived). */
+    public void delivered(Upstream upstream, int status, Duration latency, int entries) {
         lock.lock();
         try {
             Status s = statusOf(upstream);
@@ -215,9 +248,9 @@ public final class UpstreamBoard {
             s.consecutiveFailures = 0;
             s.waitingUntil = Instant.MIN;
             s.waitCause = null;
-            s.delivered++;
+            s.delivered += entries;
             if (upstream.order() > 1) {
-                failovers++;
+                failovers += entries;
             }
             answered(s, status, latency);
             markUp(s);
@@ -229,10 +262,15 @@ public final class UpstreamBoard {
 
     /** The upstream answered, but refused the request for good: it is reachable, so it does not wait. */
     public void refusedPermanently(Upstream upstream, int status, Duration latency) {
+        refusedPermanently(upstream, status, latency, 1);
+    }
+
+    /** As {@link #refusedPermanently(Upstream, int, Duration)}, for {@code entries} entries of one request. */
+    public void refusedPermanently(Upstream upstream, int status, Duration latency, int entries) {
         lock.lock();
         try {
             Status s = statusOf(upstream);
-            s.failedAttempts++;
+            s.failedAttempts += entries;
             answered(s, status, latency);
         } finally {
             lock.unlock();
@@ -247,11 +285,17 @@ public final class UpstreamBoard {
      */
     public Duration failed(Upstream upstream, String cause, OptionalInt status, Optional<Duration> retryAfter,
                            Duration latency) {
+        return failed(upstream, cause, status, retryAfter, latency, 1);
+    }
+
+    /** As {@link #failed(Upstream, String, OptionalInt, Optional, Duration)}, for a request of {@code entries}. */
+    public Duration failed(Upstream upstream, String cause, OptionalInt status, Optional<Duration> retryAfter,
+                           Duration latency, int entries) {
         lock.lock();
         try {
             Status s = statusOf(upstream);
             s.consecutiveFailures++;
-            s.failedAttempts++;
+            s.failedAttempts += entries;
             if (status.isPresent()) {
                 answered(s, status.getAsInt(), latency);
             } else {
@@ -285,6 +329,10 @@ public final class UpstreamBoard {
         lock.lock();
         try {
             Status s = statusOf(upstream);
+            if (!s.probedOnce) {
+                s.probedOnce = true;
+                changed.signalAll();
+            }
             if (status.isPresent() && status.getAsInt() / 100 == 2) {
                 markUp(s);
                 if (!s.waitAskedFor && s.waitingUntil.isAfter(clock.instant())) {
@@ -376,7 +424,7 @@ public final class UpstreamBoard {
                         s.lastStatus == null ? OptionalInt.empty() : OptionalInt.of(s.lastStatus),
                         Optional.ofNullable(s.lastLatency), Optional.ofNullable(s.lastAnswer),
                         s.delivered, s.failedAttempts, isUp(s, now), Optional.ofNullable(s.lastUp),
-                        s.window.limit(), s.window.inFlight(), s.protocol);
+                        s.window.limit(), s.window.inFlight(), s.protocol, s.offer.batches(), s.requests.get());
             }).toList();
         } finally {
             lock.unlock();

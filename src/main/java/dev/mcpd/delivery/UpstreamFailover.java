@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RequestTarget;
 import dev.mcpd.http.RootCause;
 import java.net.SocketTimeoutException;
@@ -57,8 +58,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        long seq = DeliveryExchange.entry(exchange).seq();
-        String target = DeliveryExchange.entry(exchange).request().target();
+        Shipment shipment = DeliveryExchange.shipment(exchange);
+        long seq = shipment.first().seq();
+        String target = shipment.batch() ? RelayBatch.PATH : shipment.first().request().target();
         Set<Integer> tried = triedBySeq.computeIfAbsent(seq, unused -> ConcurrentHashMap.newKeySet());
         if (triedBySeq.size() > MAX_REMEMBERED) {
             triedBySeq.clear();
@@ -68,6 +70,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         try {
             while (true) {
                 upstream = board.awaitReady(tried, () -> stopping(exchange), STOP_CHECK);
+                if (shipment.batch() && !board.offer(upstream).batches()) {
+                    return finish(exchange, new SendAlone(upstream.label() + " takes no relay batches"), callback);
+                }
                 Optional<UpstreamWindow.Slot> place = board.window(upstream).acquire();
                 if (place.isPresent()) {
                     slot = place.get();
@@ -94,6 +99,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         }
         Exchange copy = ExchangeHelper.createCopy(exchange, true);
         DeliveryExchange.setDestination(copy, upstream, url);
+        board.sending(upstream);
         long started = System.nanoTime();
         Upstream chosen = upstream;
         UpstreamWindow.Slot place = slot;
@@ -119,10 +125,11 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         return true;
     }
 
-    /** What the answer to one attempt means, for the upstream's wait and window and for the entry. */
+    /** What the answer to one attempt means, for the upstream's wait and window and for the entries. */
     private void answered(Exchange exchange, Exchange copy, Upstream upstream, UpstreamWindow.Slot slot,
                           Duration latency, Set<Integer> tried) {
-        long seq = DeliveryExchange.entry(exchange).seq();
+        Shipment shipment = DeliveryExchange.shipment(exchange);
+        long seq = shipment.first().seq();
         if (copy.getException() != null && stopping(exchange)) {
             slot.unused();
             throw new DeliveryStopped(); // a producer stopped under it says nothing about the entry
@@ -134,15 +141,43 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             throw PermanentRefusal.unsendable(upstream.label(), unbuildable.get());
         }
         Attempt attempt = attemptOf(upstream, copy, latency);
+        Optional<BatchAnswer> batchAnswer = Optional.empty();
+        if (shipment.batch() && attempt.kind() == Attempt.Kind.DELIVERED) {
+            batchAnswer = BatchAnswer.parse(attempt.answer(), shipment.size());
+            if (batchAnswer.isEmpty()) {
+                // It took the request but its answer says nothing of the entries: send them again (their keys make
+                // any copy it kept harmless), elsewhere while it waits.
+                attempt = attempt.retryable("a 2xx to the batch without an answer for each entry");
+            }
+        }
         if (attempt.kind() == Attempt.Kind.RETRYABLE) {
-            slot.dropped();
-            retryElsewhere(attempt);
+            if (attempt.saysOverloaded()) {
+                slot.dropped();
+            } else {
+                slot.unused(); // down or broken, not overloaded: its wait deals with that, its window stays
+            }
+            retryElsewhere(attempt, shipment.size());
             tried.add(upstream.order());
             throw new RetryElsewhere(upstream.label() + ": " + attempt.cause());
         }
         slot.answered();
         triedBySeq.remove(seq);
-        if (attempt.kind() == Attempt.Kind.DELIVERED) {
+        if (shipment.batch() && attempt.kind() == Attempt.Kind.PERMANENT) {
+            // The request as a whole was refused (its framing, its size, its key): each entry goes alone and gets
+            // its own answer; none is dead-lettered for the batch.
+            board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), 0);
+            throw new SendAlone(upstream.label() + " refused the batch with " + attempt.cause());
+        }
+        if (batchAnswer.isPresent()) {
+            long archived = batchAnswer.get().entries().stream().filter(e -> e.status() / 100 == 2).count();
+            board.delivered(upstream, attempt.status().getAsInt(), attempt.latency(), (int) archived);
+            long refused = batchAnswer.get().entries().stream()
+                    .filter(e -> Attempt.classify(e.status(), relayPresentsOwnKey) == Attempt.Kind.PERMANENT).count();
+            if (refused > 0) {
+                board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), (int) refused);
+            }
+            DeliveryExchange.setBatchAnswer(exchange, batchAnswer.get());
+        } else if (attempt.kind() == Attempt.Kind.DELIVERED) {
             board.delivered(upstream, attempt.status().getAsInt(), attempt.latency());
         } else {
             board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
@@ -151,8 +186,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         DeliveryExchange.setAttempt(exchange, attempt);
     }
 
-    private void retryElsewhere(Attempt attempt) {
-        board.failed(attempt.upstream(), attempt.cause(), attempt.status(), attempt.retryAfter(), attempt.latency());
+    private void retryElsewhere(Attempt attempt, int entries) {
+        board.failed(attempt.upstream(), attempt.cause(), attempt.status(), attempt.retryAfter(), attempt.latency(),
+                entries);
         int status = attempt.status().orElse(0);
         if ((status == 401 || status == 403) && relayPresentsOwnKey) {
             LOG.error("upstream={} refused the relay's own --upstream-key with {}: fix the key; requests stay in the "
@@ -164,14 +200,14 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         Exception failure = copy.getException();
         if (failure != null) {
             return new Attempt(upstream, Attempt.Kind.RETRYABLE, OptionalInt.empty(), describe(failure),
-                    Optional.empty(), latency, new byte[0]);
+                    Optional.empty(), latency, new byte[0], isTimeout(failure));
         }
         int status = copy.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, 0, Integer.class);
         byte[] answer = copy.getMessage().getBody(byte[].class);
         Optional<Duration> retryAfter = RetryAfter.parse(copy.getMessage().getHeader("Retry-After", String.class),
                 clock.instant());
         return new Attempt(upstream, Attempt.classify(status, relayPresentsOwnKey), OptionalInt.of(status),
-                Integer.toString(status), retryAfter, latency, answer == null ? new byte[0] : answer);
+                Integer.toString(status), retryAfter, latency, answer == null ? new byte[0] : answer, false);
     }
 
     /**
@@ -193,10 +229,15 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         return Optional.empty();
     }
 
+    private static boolean isTimeout(Exception failure) {
+        Throwable root = RootCause.of(failure);
+        return root instanceof SocketTimeoutException || root instanceof TimeoutException;
+    }
+
     /** One line for a transport failure: "connection refused", "timeout: …", … */
     private static String describe(Exception failure) {
         Throwable root = RootCause.of(failure);
-        if (root instanceof SocketTimeoutException || root instanceof TimeoutException) {
+        if (isTimeout(failure)) {
             return "timeout: " + root.getMessage();
         }
         String message = root.getMessage();

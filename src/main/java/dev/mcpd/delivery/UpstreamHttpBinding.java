@@ -54,7 +54,8 @@ public final class UpstreamHttpBinding extends DefaultVertxHttpBinding {
         UpstreamOffer.Http2 http2 = board.offer(upstream).http2();
         WebClient client = clients.computeIfAbsent(upstream.order() + " " + http2,
                 key -> WebClient.create(endpoint.getComponent().getVertx(), clientOptions(http2)));
-        HttpMethod method = HttpMethod.valueOf(DeliveryExchange.entry(exchange).request().method());
+        Shipment shipment = DeliveryExchange.shipment(exchange);
+        HttpMethod method = shipment.batch() ? HttpMethod.POST : HttpMethod.valueOf(shipment.first().request().method());
         HttpRequest<Buffer> request = client.request(method, options);
         populateRequestHeaders(endpoint, exchange, request, endpoint.getConfiguration().getHeaderFilterStrategy());
         if (endpoint.getConfiguration().getTimeout() > -1) {

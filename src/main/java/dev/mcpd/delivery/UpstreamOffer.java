@@ -1,16 +1,18 @@
 package dev.mcpd.delivery;
 
 /**
- * What an upstream's readiness probe showed it speaks: whether HTTP/2 can carry deliveries to it, and how.
+ * What an upstream's readiness probe showed it speaks: whether HTTP/2 can carry deliveries to it, and how, and whether
+ * it takes relay batches.
  *
- * @param http2 how the relay reaches it over HTTP/2, if at all
+ * @param http2   how the relay reaches it over HTTP/2, if at all
+ * @param batches it is an mcpd collector that takes relay batches ({@code relay-batch/1})
  */
-public record UpstreamOffer(Http2 http2) {
+public record UpstreamOffer(Http2 http2, boolean batches) {
 
     /** The header in which an mcpd collector names what it takes, space-separated: {@code h2c}, … */
     public static final String CAPABILITIES_HEADER = dev.mcpd.http.ProbeAnswer.CAPABILITIES_HEADER;
 
-    public static final UpstreamOffer UNKNOWN = new UpstreamOffer(Http2.NONE);
+    public static final UpstreamOffer UNKNOWN = new UpstreamOffer(Http2.NONE, false);
 
     public enum Http2 {
         /** HTTP/1.1 only, or not known yet: keep-alive HTTP/1.1 connections, as many as the window needs. */

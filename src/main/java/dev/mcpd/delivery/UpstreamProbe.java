@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RequestTarget;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -45,11 +46,12 @@ public final class UpstreamProbe implements Processor {
             probes.add(http.sendAsync(request, HttpResponse.BodyHandlers.discarding())
                     .handle((response, failure) -> {
                         Duration latency = Duration.ofNanos(System.nanoTime() - started);
-                        board.probed(upstream, failure == null ? OptionalInt.of(response.statusCode())
-                                : OptionalInt.empty(), latency);
+                        // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
                         if (failure == null) {
                             board.offers(upstream, offerOf(response));
                         }
+                        board.probed(upstream, failure == null ? OptionalInt.of(response.statusCode())
+                                : OptionalInt.empty(), latency);
                         return null;
                     }));
         }
@@ -68,7 +70,7 @@ public final class UpstreamProbe implements Processor {
         } else {
             http2 = UpstreamOffer.Http2.NONE;
         }
-        return new UpstreamOffer(http2);
+        return new UpstreamOffer(http2, capabilities.contains(RelayBatch.CAPABILITY));
     }
 
     private static URI probeUrl(Upstream upstream) {

@@ -16,8 +16,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li><b>AIMD</b> for loss: every answer in time while the window is at least half used adds one (so a window
- *       doubles each round trip, like TCP's slow start); a drop — a timeout, a refused or reset connection, a 408,
- *       429 or 5xx — halves it at once;</li>
+ *       doubles each round trip, like TCP's slow start); a drop — a timeout, a 408, 429, 503 or 504: the upstream
+ *       saying it is overloaded — halves it at once (a refused connection or another 5xx leaves it: the upstream is
+ *       down, and its wait deals with that);</li>
  *   <li><b>Gradient2</b> for latency: the window follows the ratio of the long-run answer time to the latest one, so
  *       it shrinks when answers slow down (an upstream that starts to queue) and grows by √window while they do
  *       not. A tolerance of 2 lets the latest answer take twice the long-run time before the window shrinks: a link
@@ -40,7 +41,7 @@ public final class UpstreamWindow {
         /** The upstream answered in time (a 2xx, or a refusal that says nothing of its load). */
         void answered();
 
-        /** A timeout, a failed connection, a 408, 429 or 5xx: the window shrinks. */
+        /** A timeout, a 408, 429, 503 or 504: the window shrinks. */
         void dropped();
 
         /** The request never went out (the relay is stopping, or the entry cannot be sent). */

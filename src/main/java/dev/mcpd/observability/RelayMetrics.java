@@ -45,6 +45,9 @@ public final class RelayMetrics {
             int index = upstream.order() - 1;
             FunctionCounter.builder("mcpd.relay.delivered", board, viewOf(index, v -> v.delivered()))
                     .description("Requests an upstream accepted").tags(tags).register(registry);
+            FunctionCounter.builder("mcpd.relay.upstream.requests", board, viewOf(index, v -> v.requests()))
+                    .description("HTTP requests sent to an upstream (a relay batch is one; delivered counts entries)")
+                    .tags(tags).register(registry);
             FunctionCounter.builder("mcpd.relay.failed.attempts", board, viewOf(index, v -> v.failedAttempts()))
                     .description("Attempts an upstream did not accept").tags(tags).register(registry);
             Gauge.builder("mcpd.relay.upstream.up", board, viewOf(index, v -> v.up() ? 1 : 0))

@@ -64,6 +64,8 @@ public final class RelayStatus implements Processor {
             upstream.put("window", view.window());
             upstream.put("inFlight", view.inFlight());
             upstream.put("protocol", view.protocol());
+            upstream.put("batches", view.batches());
+            upstream.put("requests", view.requests());
         }
         ObjectNode spoolNode = root.putObject("spool");
         spoolNode.put("directory", spool.directory().toString());

@@ -2,9 +2,11 @@ package dev.mcpd.relay;
 
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.DeadLetterStep;
+import dev.mcpd.delivery.DeliveredHeaders;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.DeliveryWorkers;
+import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
@@ -81,12 +83,14 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
         bind.accept("ingestAnswer", new IngestAnswer());
         // delivery
-        bind.accept("spool", new SpoolComponent(spool, workers,
-                DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes()));
+        bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
+                DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
+                new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()))));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent(), tuning.clock()));
         bind.accept("upstreamHttpBinding", httpBinding);
-        bind.accept("deliveryOutcome", new DeliveryOutcome());
+        bind.accept("deliveryOutcome", new DeliveryOutcome(config.upstreamKey().isPresent()));
+        bind.accept("deliveredHeaders", new DeliveredHeaders());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock()));
         bind.accept("upstreamProbe", new UpstreamProbe(board));
         // visibility

@@ -10,7 +10,7 @@ import java.util.Map;
  * A collector ({@code mcpd serve}) started in this JVM on a free loopback port, archiving in an embedded SQLite file
  * in a test's folder: the real Camel Main, Vert.x listener, routes and store.
  */
-final class RunningCollector implements AutoCloseable {
+public final class RunningCollector implements AutoCloseable {
 
     private final CollectorApplication application;
     private final McpdConfig config;
@@ -21,39 +21,39 @@ final class RunningCollector implements AutoCloseable {
     }
 
     /** Starts a collector archiving in {@code dir/mcpd.db}, configured by MCPD_ variables ({@code extra} wins). */
-    static RunningCollector start(Path dir, Map<String, String> extra) {
+    public static RunningCollector start(Path dir, Map<String, String> extra) {
         return startOn(dir.resolve("mcpd.db"), extra);
     }
 
-    static RunningCollector start(Path dir) {
+    public static RunningCollector start(Path dir) {
         return start(dir, Map.of());
     }
 
     /** Starts a collector archiving in exactly this SQLite file. */
-    static RunningCollector startOn(Path dataFile, Map<String, String> extra) {
+    public static RunningCollector startOn(Path dataFile, Map<String, String> extra) {
         McpdConfig config = TestConfig.on(dataFile, Map.of(), extra);
         return new RunningCollector(CollectorApplication.start(config), config);
     }
 
-    URI uri(String pathAndQuery) {
+    public URI uri(String pathAndQuery) {
         return URI.create(baseUrl() + pathAndQuery);
     }
 
     /** {@code http://127.0.0.1:PORT}: what a relay names as its upstream. */
-    String baseUrl() {
+    public String baseUrl() {
         return "http://127.0.0.1:" + config.listen().port();
     }
 
-    int port() {
+    public int port() {
         return config.listen().port();
     }
 
     /** The SQLite file the collector archives in. */
-    Path dataFile() {
+    public Path dataFile() {
         return Path.of(config.data());
     }
 
-    CollectorApplication application() {
+    public CollectorApplication application() {
         return application;
     }
 

@@ -11,10 +11,10 @@ import java.util.List;
 import java.util.Optional;
 
 /** What the collector's SQLite file holds, read with plain JDBC beside the running collector. */
-final class StoredBatches {
+public final class StoredBatches {
 
     /** One row of {@code batches}. */
-    record Row(Optional<String> idempotencyKey, String target, String contentType, String contentEncoding,
+    public record Row(Optional<String> idempotencyKey, String target, String contentType, String contentEncoding,
                int events, int rejected, byte[] body) {
     }
 
@@ -22,12 +22,12 @@ final class StoredBatches {
     }
 
     /** Every stored batch whose target is exactly {@code target}, oldest first. */
-    static List<Row> withTarget(Path dataFile, String target) {
+    public static List<Row> withTarget(Path dataFile, String target) {
         return query(dataFile, "WHERE target = ?", target);
     }
 
     /** The stored batch with this idempotency key, if any. */
-    static Optional<Row> withKey(Path dataFile, String key) {
+    public static Optional<Row> withKey(Path dataFile, String key) {
         List<Row> rows = query(dataFile, "WHERE idempotency_key = ?", key);
         return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
     }

@@ -21,7 +21,7 @@ class ConfigDescriptionTest {
                 "store           ./data/mcpd.db (embedded SQLite)",
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
-                "delivery        4 workers; up to 256 in flight per upstream",
+                "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
                 "routes          built-in only"), McpdConfig.fromEnvironment(Map.of()).describe());
     }
 
@@ -100,8 +100,8 @@ class ConfigDescriptionTest {
 
     @Test
     void deliveryLineCountsWorkers() {
-        assertEquals("delivery        16 workers; up to 256 in flight per upstream", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "16")), "delivery"));
-        assertEquals("delivery        1 worker; up to 256 in flight per upstream", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "1")), "delivery"));
+        assertEquals("delivery        16 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "16")), "delivery"));
+        assertEquals("delivery        1 worker; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "1")), "delivery"));
     }
 
     @Test

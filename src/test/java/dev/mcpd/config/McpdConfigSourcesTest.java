@@ -196,12 +196,12 @@ class McpdConfigSourcesTest {
     void aConfigBuiltInCodeIsValidatedToo() {
         ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
-                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 0, Optional.empty()));
+                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, 0, Optional.empty()));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
         ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
-                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 0, Optional.empty()));
+                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, 0, Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());
     }

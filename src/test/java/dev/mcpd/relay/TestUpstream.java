@@ -44,6 +44,11 @@ public final class TestUpstream implements AutoCloseable {
             return status(200);
         }
 
+        /** No answer at all: the connection is closed once the request was read (an answer lost on the way). */
+        public static Answer lost() {
+            return status(-1);
+        }
+
         public Answer withHeader(String name, String value) {
             Map<String, String> all = new java.util.HashMap<>(headers);
             all.put(name, value);
@@ -64,6 +69,7 @@ public final class TestUpstream implements AutoCloseable {
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final List<Received> probes = new CopyOnWriteArrayList<>();
     private volatile int readyStatus = 200;
+    private volatile String capabilities;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private volatile Function<Received, Answer> behaviour = r -> Answer.ok();
@@ -102,6 +108,9 @@ public final class TestUpstream implements AutoCloseable {
             if (request.method().equals("GET") && request.uri().equals("/readyz")) {
                 // The relay's readiness probe: kept apart from the requests it delivers.
                 probes.add(request);
+                if (capabilities != null) {
+                    exchange.getResponseHeaders().add("Mcpd-Capabilities", capabilities);
+                }
                 exchange.sendResponseHeaders(readyStatus, -1);
                 return;
             }
@@ -116,6 +125,10 @@ public final class TestUpstream implements AutoCloseable {
             // No longer in flight once the answer goes out: the sender may send its next request at once.
             inFlight.decrementAndGet();
             counted = false;
+            if (answer.status() < 0) {
+                // An exchange closed before its headers were sent closes the connection: the answer is lost.
+                return;
+            }
             exchange.sendResponseHeaders(answer.status(), answer.body().length == 0 ? -1 : answer.body().length);
             if (answer.body().length > 0) {
                 exchange.getResponseBody().write(answer.body());
@@ -137,6 +150,12 @@ public final class TestUpstream implements AutoCloseable {
     /** The readiness probes ({@code GET /readyz}) it was asked. */
     public List<Received> probes() {
         return List.copyOf(probes);
+    }
+
+    /** What its {@code /readyz} names in {@code Mcpd-Capabilities} ({@code relay-batch/1}: it takes relay batches). */
+    public TestUpstream capabilities(String tokens) {
+        capabilities = tokens;
+        return this;
     }
 
     /** What its {@code /readyz} answers (200 unless told otherwise). */

@@ -3,11 +3,9 @@ package dev.mcpd.it.fault;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.mcpd.it.PackagedJar;
+import dev.mcpd.relay.Forward;
 import dev.mcpd.relay.TestUpstream;
-import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,7 +56,7 @@ class SlowPrimaryIT {
                 boolean first = seen.add(key);
                 Matcher seq = SEQ.matcher(new String(r.body(), StandardCharsets.UTF_8));
                 boolean hold = first && seq.find() && Integer.parseInt(seq.group(1)) % 10 == 0;
-                TestUpstream.Answer answer = forward(collectorUrl, r);
+                TestUpstream.Answer answer = Forward.to(collectorUrl, r);
                 if (hold) {
                     held.incrementAndGet();
                     return answer.after(HOLD);
@@ -96,36 +94,6 @@ class SlowPrimaryIT {
                             + HOLD.toMillis() + " ms, past the relay's read timeout (" + READ_TIMEOUT_MS + " ms).",
                     senders, counts, extra, notes);
             assertEquals(List.of(), problems, "scenario d");
-        }
-    }
-
-    /** Sends the relay's request on to the collector and returns the collector's answer. */
-    private static TestUpstream.Answer forward(URI collector, TestUpstream.Received r) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(collector.resolve(r.uri()))
-                .timeout(Duration.ofSeconds(20))
-                .method(r.method(), HttpRequest.BodyPublishers.ofByteArray(r.body()));
-        for (String header : List.of("Content-Type", "Content-Encoding", "Idempotency-Key", "Authorization")) {
-            String value = r.header(header);
-            if (value != null) {
-                request.header(header, value);
-            }
-        }
-        try {
-            HttpResponse<byte[]> answer = FaultRig.HTTP.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-            TestUpstream.Answer forwarded = TestUpstream.Answer.status(answer.statusCode())
-                    .withBody(new String(answer.body(), StandardCharsets.UTF_8));
-            for (String header : List.of("Content-Type", "Retry-After")) {
-                String value = answer.headers().firstValue(header).orElse(null);
-                if (value != null) {
-                    forwarded = forwarded.withHeader(header, value);
-                }
-            }
-            return forwarded;
-        } catch (IOException e) {
-            return TestUpstream.Answer.status(502).withBody(e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return TestUpstream.Answer.status(502).withBody("interrupted");
         }
     }
 }

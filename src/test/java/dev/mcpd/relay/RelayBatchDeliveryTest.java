@@ -1,0 +1,274 @@
+package dev.mcpd.relay;
+
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.collector.RunningCollector;
+import dev.mcpd.collector.StoredBatches;
+import dev.mcpd.http.RelayBatch;
+import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.testing.Ports;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.zip.GZIPOutputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SPEC §11: to an mcpd collector that says it takes relay batches, waiting entries that share a credential travel
+ * together, every entry keeps its bytes and gets its own outcome, and a lost answer is recognised entry by entry.
+ * Entries are spooled by a relay whose upstream is down; a relay started on the same spool then finds them waiting
+ * (its lanes wait for the first probe to tell them the upstream takes batches), and they travel as batches.
+ */
+class RelayBatchDeliveryTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Probes every 200 ms, so the relay sees the collector (and that it takes batches) at once. */
+    private static final RelayApplication.Tuning TUNING = DeliveryTest.FAST.withProbes(Duration.ofMillis(200),
+            Duration.ofSeconds(30));
+
+    @TempDir
+    Path dir;
+
+    private static int post(RunningRelay relay, String path, byte[] body, String... headers) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(relay.uri(path))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    private static byte[] event(String id) {
+        return ("{\"events\":[{\"id\":\"" + id + "\"}]}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] gzip(byte[] plain) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
+            zip.write(plain);
+        }
+        return out.toByteArray();
+    }
+
+    /** What a test posts to a relay whose upstream is down. */
+    interface Posts {
+        void to(RunningRelay relay) throws Exception;
+    }
+
+    /** Spools what {@code posts} sends, with no upstream to deliver it to, and stops that relay. */
+    private void spooled(Posts posts) throws Exception {
+        try (RunningRelay down = RunningRelay.start(dir.resolve("relay"), Map.of(), TUNING)) {
+            posts.to(down);
+        }
+    }
+
+    /** A relay on the spool {@link #spooled} filled, delivering to {@code upstream}. */
+    private RunningRelay relayTo(String upstream) {
+        return RunningRelay.start(dir.resolve("relay"), Map.of("MCPD_UPSTREAMS", upstream), TUNING);
+    }
+
+    private static JsonNode upstreamStatus(RunningRelay relay) throws Exception {
+        return JSON.readTree(HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status")).build(),
+                HttpResponse.BodyHandlers.ofString()).body()).get("upstreams").get(0);
+    }
+
+    @Test
+    void waitingEntriesTravelInBatchesAndArriveByteForByte() throws Exception {
+        int port = Ports.free();
+        byte[] binary = new byte[4096];
+        new Random(7).nextBytes(binary);
+        record Sent(String path, String contentType, String contentEncoding, String key, byte[] body) {
+        }
+        List<Sent> sent = new ArrayList<>();
+        sent.add(new Sent("/v1/ingest", "application/json", "gzip", "k-gzip", gzip(event("gz"))));
+        sent.add(new Sent("/v1/traces", "application/x-protobuf", "", "k-proto", binary));
+        sent.add(new Sent("/v1/logs", "application/x-protobuf", "", "k-empty", new byte[0]));
+        sent.add(new Sent("/v1/metrics?tenant=a%2Fb", "application/json;charset=utf-8", "", "k-query",
+                "{\"resourceMetrics\":[]}".getBytes(StandardCharsets.UTF_8)));
+        for (int i = 0; i < 40; i++) {
+            sent.add(new Sent("/v1/ingest", "application/json", "", "k-" + i, event("n" + i)));
+        }
+        spooled(relay -> {
+            for (Sent s : sent) {
+                List<String> headers = new ArrayList<>(List.of("Content-Type", s.contentType(), "Idempotency-Key",
+                        s.key()));
+                if (!s.contentEncoding().isEmpty()) {
+                    headers.addAll(List.of("Content-Encoding", s.contentEncoding()));
+                }
+                assertEquals(2, post(relay, s.path(), s.body(), headers.toArray(String[]::new)) / 100);
+            }
+        });
+        try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"))) {
+            try (RunningRelay relay = relayTo(collector.baseUrl())) {
+                await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+                for (Sent s : sent) {
+                    Optional<StoredBatches.Row> row = StoredBatches.withKey(collector.dataFile(), s.key());
+                    assertTrue(row.isPresent(), s.key() + " archived");
+                    assertArrayEquals(s.body(), row.get().body(), s.key() + ": the body as sent");
+                    assertEquals(s.path(), row.get().target());
+                    assertEquals(s.contentType(), row.get().contentType());
+                    assertEquals(s.contentEncoding(), row.get().contentEncoding());
+                }
+                JsonNode upstream = upstreamStatus(relay);
+                assertTrue(upstream.get("batches").asBoolean(), "the collector said it takes batches");
+                assertEquals(sent.size(), upstream.get("delivered").asInt(), "delivered counts entries");
+                // The four delivery lanes take the waiting entries side by side: a batch each, at most.
+                assertTrue(upstream.get("requests").asInt() <= 4,
+                        "entries travelled together: " + upstream.get("requests") + " requests for " + sent.size());
+                assertEquals(0, relay.application().deadLetters().count());
+            }
+        }
+    }
+
+    @Test
+    void anEntryTheCollectorRefusesGoesToDeadAloneAndTheOthersOfItsBatchAreArchived() throws Exception {
+        spooled(relay -> {
+            for (int i = 0; i < 10; i++) {
+                post(relay, "/v1/ingest", event("ok" + i), "Content-Type", "application/json", "Idempotency-Key",
+                        "ok-" + i);
+            }
+            post(relay, "/v1/ingest", "{\"events\": [".getBytes(StandardCharsets.UTF_8), "Content-Type",
+                    "application/json", "Idempotency-Key", "broken");
+            post(relay, "/v1/nowhere", event("lost"), "Content-Type", "application/json", "Idempotency-Key", "nowhere");
+        });
+        try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"))) {
+            try (RunningRelay relay = relayTo(collector.baseUrl())) {
+                await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+                for (int i = 0; i < 10; i++) {
+                    assertTrue(StoredBatches.withKey(collector.dataFile(), "ok-" + i).isPresent(), "ok-" + i);
+                }
+                List<SpoolEntry> dead = relay.application().deadLetters().entries();
+                assertEquals(Set.of("broken", "nowhere"), Set.copyOf(dead.stream()
+                        .map(e -> e.request().idempotencyKey()).toList()));
+                Map<String, String> why = new HashMap<>();
+                for (Path record : java.nio.file.Files.newDirectoryStream(relay.application().deadLetters()
+                        .directory(), "*.json")) {
+                    JsonNode refusal = JSON.readTree(record.toFile());
+                    why.put(String.valueOf(refusal.path("status").asInt()), refusal.path("reason").asText());
+                }
+                assertTrue(why.containsKey("400") && why.get("400").contains("malformed"), why.toString());
+                assertTrue(why.containsKey("404"), why.toString());
+                assertTrue(upstreamStatus(relay).get("requests").asInt() <= 4, "a batch per lane at most");
+            }
+        }
+    }
+
+    @Test
+    void aBatchWhoseAnswerIsLostIsSentAgainAndEachEntryIsStoredOnce() throws Exception {
+        spooled(relay -> {
+            for (int i = 0; i < 20; i++) {
+                post(relay, "/v1/ingest", event("e" + i), "Content-Type", "application/json", "Idempotency-Key",
+                        "lost-" + i);
+            }
+        });
+        try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"))) {
+            AtomicBoolean lose = new AtomicBoolean(true);
+            List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+            // In front of the collector: forwards everything, and loses the answer to the first batch — after the
+            // collector committed it.
+            try (TestUpstream front = TestUpstream.start().capabilities(RelayBatch.CAPABILITY)
+                        .answer(r -> {
+                            TestUpstream.Answer answer = Forward.to(URI.create(collector.baseUrl()), r);
+                            if (r.uri().equals(RelayBatch.PATH)) {
+                                batchSizes.add(entriesIn(r));
+                                if (lose.getAndSet(false)) {
+                                    return TestUpstream.Answer.lost();
+                                }
+                            }
+                            return answer;
+                        });
+                 RunningRelay relay = relayTo(front.url().toString())) {
+                {
+                    await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+                    JsonNode stats = JSON.readTree(HTTP.send(HttpRequest.newBuilder(collector.uri("/v1/stats"))
+                            .build(), HttpResponse.BodyHandlers.ofString()).body());
+                    assertEquals(20, stats.get("events").asInt(), "each entry stored once");
+                    assertTrue(batchSizes.get(0) > 1, "the lost answer was a batch's: " + batchSizes);
+                    assertEquals(batchSizes.get(0), stats.get("duplicates").asInt(),
+                            "every entry of the lost batch was recognised when it came again");
+                    List<StoredBatches.Row> rows = StoredBatches.withTarget(collector.dataFile(), "/v1/ingest");
+                    assertEquals(20, rows.size());
+                    assertEquals(20, rows.stream().map(StoredBatches.Row::idempotencyKey).distinct().count());
+                }
+            }
+        }
+    }
+
+    @Test
+    void twoSendersKeysNeverShareABatchAndEachBatchCarriesItsSendersKey() throws Exception {
+        Map<String, Set<String>> sendersByKey = new ConcurrentHashMap<>();
+        spooled(relay -> {
+            for (int i = 0; i < 30; i++) {
+                String sender = i % 3 == 0 ? "alice" : i % 3 == 1 ? "bob" : "carol";
+                post(relay, "/v1/ingest", event(sender + "-" + i), "Content-Type", "application/json",
+                        "Authorization", "Bearer key-of-" + sender);
+            }
+        });
+        {
+            try (TestUpstream upstream = TestUpstream.start().capabilities(RelayBatch.CAPABILITY)
+                    .answer(r -> {
+                        List<byte[]> bodies = r.uri().equals(RelayBatch.PATH)
+                                ? decode(r).stream().map(RelayBatch.Entry::body).toList() : List.of(r.body());
+                        for (byte[] entry : bodies) {
+                            String body = new String(entry, StandardCharsets.UTF_8);
+                            sendersByKey.computeIfAbsent(r.header("Authorization"), k -> ConcurrentHashMap.newKeySet())
+                                    .add(body.substring(body.indexOf("\"id\":\"") + 6, body.indexOf('-')));
+                        }
+                        return r.uri().equals(RelayBatch.PATH) ? allArchived(bodies.size())
+                                : TestUpstream.Answer.status(202);
+                    });
+                 RunningRelay relay = relayTo(upstream.url().toString())) {
+                await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+                assertEquals(Map.of("Bearer key-of-alice", Set.of("alice"), "Bearer key-of-bob", Set.of("bob"),
+                        "Bearer key-of-carol", Set.of("carol")), sendersByKey);
+                assertTrue(upstream.received().size() <= 3 * 4, "a batch per sender and lane at most: "
+                        + upstream.received().size());
+                // (a lane that took a single entry of a sender sends it alone, as it was received)
+                assertTrue(upstream.received().stream().filter(r -> r.uri().equals(RelayBatch.PATH)).count() >= 3);
+            }
+        }
+    }
+
+    private static List<RelayBatch.Entry> decode(TestUpstream.Received r) {
+        try {
+            return RelayBatch.decode(r.body(), Optional.ofNullable(r.header("Content-Encoding")).orElse(""),
+                    Long.MAX_VALUE);
+        } catch (RelayBatch.Malformed | RelayBatch.TooLarge e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static int entriesIn(TestUpstream.Received r) {
+        return decode(r).size();
+    }
+
+    private static TestUpstream.Answer allArchived(int entries) {
+        StringBuilder answer = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i < entries; i++) {
+            answer.append(i == 0 ? "" : ",").append("{\"status\":200,\"accepted\":1,\"duplicate\":0,\"rejected\":0}");
+        }
+        return TestUpstream.Answer.ok().withHeader("Content-Type", "application/json").withBody(answer + "]}");
+    }
+}
