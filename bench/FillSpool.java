@@ -12,13 +12,15 @@ import java.util.concurrent.CompletableFuture;
  * Fills a relay's spool with N distinct 1 KiB native batches through the spool's own append path (group commit), so
  * that the backlog benchmark starts from a million waiting entries in seconds rather than minutes of HTTP.
  *
- * <p>Usage: {@code java -cp target/mcpd.jar bench/FillSpool.java SPOOL_DIR/relay N} (the relay must be stopped).
+ * <p>Usage: {@code java -cp target/mcpd.jar bench/FillSpool.java SPOOL_DIR/relay N [KEY_PREFIX]} (the relay must be
+ * stopped); the entries' idempotency keys are KEY_PREFIX-0 … (default {@code backlog}).
  */
 public final class FillSpool {
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         long count = Long.parseLong(args[1]);
+        String prefix = args.length > 2 ? args[2] : "backlog";
         String padding = "x".repeat(960);
         long started = System.nanoTime();
         try (Spool spool = Spool.open(dir, Spool.Options.unbounded())) {
@@ -27,7 +29,7 @@ public final class FillSpool {
                 byte[] body = ("{\"events\":[{\"backlog\":" + i + ",\"pad\":\"" + padding + "\"}]}")
                         .getBytes(StandardCharsets.UTF_8);
                 inFlight.add(spool.append(new SpoolRequest("POST", "/v1/ingest", "application/json", "",
-                        "backlog-" + i, Optional.empty(), System.currentTimeMillis(), body)));
+                        prefix + "-" + i, Optional.empty(), System.currentTimeMillis(), body)));
                 if (inFlight.size() == 4096) {
                     CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new)).join();
                     inFlight.clear();

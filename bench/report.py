@@ -146,6 +146,131 @@ plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines lw 2 pt 7 lc rgb '#d62728
         print(f"report: no plot ({e}: {getattr(e, 'stderr', '')})", file=sys.stderr)
 
 
+WAN_NAMES = {"serve": "mcpd serve, SQLite (batches)", "serve-pg": "mcpd serve, PostgreSQL (batches)",
+             "nginx": "nginx `return 200` (one request per entry)"}
+
+
+def wan_rates(res, phase, upstream):
+    """{rtt: [entries/s, …]} of one WAN phase against one upstream."""
+    rates = {}
+    for r in res.kind("wan", phase=phase, upstream=upstream):
+        rates.setdefault(r["rtt_ms"], []).append(r["rate"])
+    return rates
+
+
+def wan_upstreams(res):
+    return [u for u in WAN_NAMES if res.kind("wan", upstream=u)]
+
+
+def wan_plot(res, plots_dir):
+    """Delivery rate against round-trip time: archive and drain, per upstream."""
+    upstreams = wan_upstreams(res)
+    if not upstreams:
+        return
+    colours = {"serve": "#d62728", "serve-pg": "#1f77b4", "nginx": "#555555"}
+    curves = []
+    for u in upstreams:
+        for phase, style in (("archive", "lw 2 pt 7"), ("drain", "lw 1 dt 2 pt 6")):
+            rates = wan_rates(res, phase, u)
+            if not rates:
+                continue
+            data = os.path.join(plots_dir, f"wan-{u}-{phase}.dat")
+            with open(data, "w") as f:
+                for rtt in sorted(rates):
+                    f.write(f"{rtt:g} {median(rates[rtt]):.0f} {min(rates[rtt]):.0f} {max(rates[rtt]):.0f}\n")
+            what = "archive (32 senders)" if phase == "archive" else "drain of a backlog"
+            curves.append(f"'{data}' using 1:2 with linespoints {style} lc rgb '{colours[u]}' "
+                          f"title '{WAN_NAMES[u].replace('`', '')}: {what}'")
+    script = f"""
+set terminal pngcairo size 960,600 font ',10'
+set output '{os.path.join(plots_dir, "wan.png")}'
+set title 'Delivery rate against round-trip time — relay → delaying TCP proxy → upstream, 1 KiB entries'
+set xlabel 'round-trip time (ms)'
+set ylabel 'entries/s delivered (log scale)'
+set logscale y
+set xrange [-10:210]
+set xtics (0, 20, 80, 200)
+set key outside bottom center horizontal maxrows 3
+set grid
+plot {", ".join(curves)}
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report: no WAN plot ({e}: {getattr(e, 'stderr', '')})", file=sys.stderr)
+
+
+def wan_targets(res):
+    out = []
+    for u in wan_upstreams(res):
+        rates = wan_rates(res, "archive", u)
+        if 0 not in rates:
+            continue
+        zero = median(rates[0])
+        for rtt, floor in ((80, 0.8), (200, 0.5)):
+            if rtt in rates:
+                r = median(rates[rtt]) / zero
+                out.append(f"| WAN, {WAN_NAMES[u]}: archive rate at {rtt} ms ≥ {floor} × at 0 ms | {r:.2f}× "
+                           f"({num(median(rates[rtt]))} vs {num(zero)} entries/s) | {'yes' if r >= floor else 'no'} |")
+    for u, subject in (("serve-pg", "collector-postgres"), ("serve", "collector-sqlite")):
+        drain, per_request = wan_rates(res, "drain", u).get(0), res.rps(subject)
+        if drain and per_request:
+            r = median(drain) / per_request
+            out.append(f"| WAN, {WAN_NAMES[u]}: a backlog drains at ≥ 5 × the collector's per-request rate | "
+                       f"{r:.2f}× ({num(median(drain))} entries/s vs {num(per_request)} requests/s) | "
+                       f"{'yes' if r >= 5 else 'no'} |")
+    for s in res.kind("wan", phase="sustained"):
+        out.append(f"| WAN sustained, {WAN_NAMES[s['upstream']]}, {s['rtt_ms']:g} ms: delivered ≥ 0.95 × accepted | "
+                   f"{s['delivered_ratio']:.2f}× ({num(s['delivered'])} of {num(s['entries'])}) | "
+                   f"{'yes' if s['delivered_ratio'] >= 0.95 else 'no'} |")
+    return out
+
+
+def wan_section(res, plots_link):
+    upstreams = wan_upstreams(res)
+    if not upstreams:
+        return []
+    md = ["## Delivery across a long link", "",
+          "`bench/wan.py`: a relay (`bin/mcpd`, default options) ships to an upstream through `bench/delay_proxy.py`, "
+          "a TCP proxy that passes every chunk on half the round trip after it arrived, in each direction (this "
+          "kernel has no `netem`). Each run starts a fresh relay and upstream. **Archive**: after a 5 s warm-up, 32 "
+          "senders post 1 KiB entries (each its own key) for 3 s as fast as the relay takes them; the rate is the "
+          "entries accepted over the time from the first send until the upstream has every one — so at low RTT it "
+          "is bound by the relay's accept path, not by delivery. **Drain**: the spool is filled with the backlog "
+          "(`bench/FillSpool.java`) while the link is down, then the link comes up; the rate is from the first "
+          "delivered entry to the last (the JVMs are not warmed up first). The upstream counts what it took "
+          "(`/v1/stats` events and duplicates; nginx's access log).", "",
+          "| upstream | RTT ms | archive entries/s | / 0 ms | drain entries/s | / 0 ms | protocol | window at the end | "
+          "relay peak RSS MiB |", "|---|---|---|---|---|---|---|---|---|"]
+    for u in upstreams:
+        archive, drain = wan_rates(res, "archive", u), wan_rates(res, "drain", u)
+        for rtt in sorted(set(archive) | set(drain)):
+            rows = [r for r in res.kind("wan", upstream=u) if r["rtt_ms"] == rtt and r["phase"] != "sustained"]
+            a0, d0 = median(archive.get(0, [])), median(drain.get(0, []))
+            md.append(f"| {WAN_NAMES[u]} | {rtt:g} | {spread(archive.get(rtt, []))} | "
+                      f"{ratio(median(archive.get(rtt, [])), a0)} | {spread(drain.get(rtt, []))} | "
+                      f"{ratio(median(drain.get(rtt, [])), d0)} | "
+                      f"{'/'.join(sorted({str(r['protocol']) for r in rows}))} | "
+                      f"{spread(r['window'] for r in rows if r.get('window') is not None)} | "
+                      f"{max((r['peak_rss_mib'] for r in rows if r.get('peak_rss_mib')), default='–')} |")
+    backlog = max((r["entries"] for r in res.kind("wan", phase="drain")), default=0)
+    md += ["", f"Drain backlog: {num(backlog)} entries. nginx gets one request per entry: its rate is bound by "
+               "`--max-in-flight` (256) / RTT; an mcpd collector gets batches of up to 256 entries.", "",
+           f"![delivery rate against round-trip time]({plots_link}/wan.png)", ""]
+    sustained = res.kind("wan", phase="sustained")
+    if sustained:
+        md += ["Sustained: full load (32 senders, no pause) for the whole run with delivery running.", "",
+               "| upstream | RTT ms | seconds | accepted/s | delivered/s | delivered / accepted | spool entries before "
+               "→ after | relay peak RSS MiB |", "|---|---|---|---|---|---|---|---|"]
+        for s in sustained:
+            md.append(f"| {WAN_NAMES[s['upstream']]} | {s['rtt_ms']:g} | {s['seconds']:.0f} | "
+                      f"{num(s['entries'] / s['seconds'])} | {num(s['delivered'] / s['seconds'])} | "
+                      f"{s['delivered_ratio']:.2f} | {num(s['entries_before'])} → {num(s['entries_after'])} | "
+                      f"{s['peak_rss_mib']} |")
+        md.append("")
+    return md
+
+
 def targets(res):
     out = ["| target | measured | met |", "|---|---|---|"]
     b, relay = res.rps("B-1k"), res.rps("relay-1k")
@@ -178,6 +303,7 @@ def targets(res):
             ms = restart[0]["serving_ms"]
             out.append(f"| restart with {num(top)} entries serving in < 5 s | {ms / 1000:.1f} s | "
                        f"{'yes' if ms < 5000 else 'no'} |")
+    out += wan_targets(res)
     # Large bodies in flight are measured for their own sake (BENCHMARKS "Large bodies in flight"), not against this.
     peaks = [r["peak_rss_mib"] for r in res.rows if "peak_rss_mib" in r and not r["kind"].startswith("large-bodies")]
     if peaks:
@@ -251,7 +377,7 @@ def report(res, plots_dir, plots_link):
           f"| relay accept / ceiling C, append + one fdatasync per 64 records | "
           f"{ratio(relay1, res.disk('append-64'))} |",
           f"| relay accept / ceiling B (16 KiB) | {ratio(relay16, b16)} |", "",
-          "## Targets (issue 7)", ""] + targets(res) + [
+          "## Targets (issues 7 and 14)", ""] + targets(res) + [
           "", "## Ceilings", "",
           "A and B: nginx (2 workers), `keepalive_requests` unlimited, 64 connections, POST with the same body as the "
           "relay gets. C: `bench/DiskProbe.java`, one thread, 1 KiB records, on the spool's file system.", ""]
@@ -318,7 +444,7 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""] + large_bodies(res)
+    md += [""] + wan_section(res, plots_link) + large_bodies(res)
     return "\n".join(md)
 
 
@@ -361,6 +487,7 @@ def main():
     res = Results(load(results))
     os.makedirs(plots_dir, exist_ok=True)
     plot(res, plots_dir)
+    wan_plot(res, plots_dir)
     link = os.path.relpath(plots_dir, os.path.dirname(os.path.abspath(markdown)))
     with open(markdown, "w") as f:
         f.write(report(res, plots_dir, link))

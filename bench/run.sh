@@ -6,13 +6,15 @@
 # then the relay (bin/mcpd, as shipped) at 1 KiB and 16 KiB, latency against offered load, 60 s sustained with
 # delivery, backlogs of 0 / 100 000 / 1 000 000 waiting entries (restart time, accept rate, drain), and the collector
 # on SQLite and PostgreSQL, and large bodies in flight (40 concurrent 16 MiB uploads: answers and peak RSS at three
-# heap sizes). Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
+# heap sizes), and delivery across a long link (bench/wan.py: the relay ships through a delaying TCP proxy at RTT
+# 0 / 20 / 80 / 200 ms to mcpd serve on SQLite and PostgreSQL, in batches, and to nginx, one request per entry).
+# Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only large-bodies]
+# Usage: bench/run.sh [--quick | --only large-bodies | --only wan]
 #   (full)   about 30 minutes; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only large-bodies
+#   --only large-bodies | --only wan
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -23,20 +25,24 @@ root=$(cd "$here/.." && pwd)
 quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
-  --only) [ "${2:-}" = large-bodies ] || { echo "usage: bench/run.sh --only large-bodies" >&2; exit 2; }
+  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || {
+            echo "usage: bench/run.sh --only large-bodies|wan" >&2; exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only large-bodies]" >&2; exit 2 ;;
+  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan]" >&2; exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
 
 if ((quick)); then
   reps=1 seconds=3 warmup=1 relay_warmup=5 sustained=10 backlogs="0 10000" backlog_reps=1 latency_reps=1
   disk_seconds=1
+  wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
   reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
   disk_seconds=5
+  wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx wan_reps=3 wan_backlog=100000 wan_sustained=60
+  wan_sustained_rtts=0,80
   report_dir=$root plots_dir=$root/bench/report
 fi
 connections=64
@@ -308,6 +314,25 @@ if want large-bodies; then
     large_bodies xmx384m "-Xmx384m" "$count"
     large_bodies xmx256m "-Xmx256m" "$count"
   done
+fi
+
+# --- delivery across a long link: bench/wan.py through bench/delay_proxy.py ----------------------------------------
+# Archive (32 senders for 3 s, until the upstream has everything) three times and drain (a backlog filled by
+# FillSpool, the link down, then up) once per RTT and upstream; 60 s sustained at 0 and 80 ms.
+if want wan; then
+  if [[ $wan_upstreams == *serve-pg* ]]; then
+    if [ -z "${pg_env:-}" ]; then
+      eval "$(bash "$root/.ci/postgres.sh")"
+      pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
+    fi
+  fi
+  say "wan: RTT $wan_rtts ms to $wan_upstreams (archive ×$wan_reps, drain of $wan_backlog)"
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_rtts" --upstreams "$wan_upstreams" \
+    --phases archive,drain --runs "$wan_reps" --backlog "$wan_backlog" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --out "$results" >&2
+  say "wan: $wan_sustained s sustained at RTT $wan_sustained_rtts ms"
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_sustained_rtts" --upstreams "$wan_upstreams" \
+    --phases sustained --sustained-seconds "$wan_sustained" --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
 fi
 
 # --- the report -------------------------------------------------------------------------------------------------

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Delivery across a long link: a relay ships to an upstream through bench/delay_proxy.py at several round trips.
 
-For each RTT and upstream, one fresh relay (default options) and one fresh upstream, and:
-  archive   32 senders post 1 KiB requests (each its own key) for a few seconds, as fast as the relay takes them;
-            time from the first send until the upstream has every one the relay accepted
-  drain     a backlog of at least M entries spooled while the upstream was unreachable; time from the first
-            delivered entry until the last (the relay's probe ends its wait within 5 s of the upstream's return)
+For each RTT and upstream, one fresh relay (bin/mcpd as shipped, default options) and one fresh upstream, and:
+  archive    32 senders post 1 KiB requests (each its own key) for a few seconds, as fast as the relay takes them;
+             time from the first send until the upstream has every one the relay accepted
+  drain      a backlog of M entries (bench/FillSpool.java) waiting while the link is down; time from the first
+             delivered entry until the last (the relay's probe ends its wait within 5 s of the link's return)
+  sustained  full load for N seconds with delivery running: entries accepted and delivered in that time, the
+             spool's size before and after, the relay's peak resident size
 Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL, --pg URL), `nginx` (return 200:
-one request per entry, no batches). Each result is one JSON line appended to --out.
+one request per entry, no batches). Every run but drain warms both JVMs up first. Each result is one JSON line
+appended to --out.
 
-    bench/wan.py --jar target/mcpd.jar --rtt 0,20,80,200 --upstreams serve,nginx --backlog 20000
+    bench/wan.py --rtt 0,20,80,200 --upstreams serve,nginx --backlog 100000
 """
 import argparse
 import http.client
@@ -98,8 +101,8 @@ class Upstream:
             self.process = procs.start("nginx", ["nginx", "-c", conf])
         else:
             data = pg if kind == "serve-pg" else os.path.join(work, "collector.db")
-            self.process = procs.start("collector", ["java"] + jvm + ["-jar", jar, "serve", "--listen",
-                                                                      "127.0.0.1:%d" % self.port, "--data", data])
+            self.process = procs.start("collector", mcpd(jar) + ["serve", "--listen", "127.0.0.1:%d" % self.port,
+                                                                  "--data", data], env=jvm)
         wait_http(self.port, "/" if kind == "nginx" else "/readyz")
         self.base = self.taken()
 
@@ -107,7 +110,8 @@ class Upstream:
         if self.kind == "nginx":
             with open(self.access, "rb") as f:
                 return sum(1 for _ in f)
-        return get_json(self.port, "/v1/stats")["events"]
+        stats = get_json(self.port, "/v1/stats")  # a copy seen before counts too: PostgreSQL outlives one run
+        return stats["events"] + stats["duplicates"]
 
 
 def send(port, seconds, connections, run):
@@ -120,12 +124,7 @@ def send(port, seconds, connections, run):
 
 
 def accepted(port):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("GET", "/metrics")
-    for line in conn.getresponse().read().decode().splitlines():
-        if line.startswith("mcpd_relay_accepted_total"):
-            return int(float(line.split()[-1]))
-    raise RuntimeError("no mcpd_relay_accepted_total")
+    return int(metric(port, "mcpd_relay_accepted_total"))
 
 
 def wait_taken(upstream, count, timeout, first_delivery=False, started=None):
@@ -143,14 +142,39 @@ def wait_taken(upstream, count, timeout, first_delivery=False, started=None):
     raise RuntimeError("upstream took %d of %d in %d s" % (upstream.taken() - upstream.base, count, timeout))
 
 
+def mcpd(jar):
+    """bin/mcpd as an operator runs it (its JVM options), on this jar."""
+    return ["env", "MCPD_JAR=" + os.path.abspath(jar), os.path.join(HERE, "..", "bin", "mcpd")]
+
+
 def relay(procs, work, jar, relay_port, upstream_port, jvm, extra):
-    spool = os.path.join(work, "relay")
-    return procs.start("relay", ["java"] + jvm + ["-jar", jar, "relay", "--listen", "127.0.0.1:%d" % relay_port,
-                                                  "--data", os.path.join(spool, "relay.db"),
-                                                  "--upstream", "http://127.0.0.1:%d" % upstream_port] + extra)
+    return procs.start("relay", mcpd(jar) + ["relay", "--listen", "127.0.0.1:%d" % relay_port,
+                                             "--data", os.path.join(work, "relay", "relay.db"),
+                                             "--upstream", "http://127.0.0.1:%d" % upstream_port] + extra, env=jvm)
+
+
+def fill_spool(work, jar, count, run):
+    spool = os.path.join(work, "relay", "relay.spool", "relay")
+    os.makedirs(spool, exist_ok=True)
+    subprocess.run(["java", "-cp", jar, os.path.join(HERE, "FillSpool.java"), spool, str(count), run], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def spool_entries(port):
+    return int(float(metric(port, "mcpd_relay_spool_entries")))
+
+
+def metric(port, name):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/metrics")
+    for line in conn.getresponse().read().decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.split()[-1])
+    raise RuntimeError("no " + name)
 
 
 def peak_rss_mib(process):
+    """The peak resident size of the JVM bin/mcpd exec'd (the same process: exec keeps the pid)."""
     try:
         with open("/proc/%d/status" % process.pid) as f:
             for line in f:
@@ -171,30 +195,41 @@ def one(args, kind, rtt, phase, out):
         run = "wan-%d-%d" % (os.getpid(), time.time_ns())
         proxy = procs.start("proxy", proxy_args)
         wait_http(proxy_port, "/" if kind == "nginx" else "/readyz")
-        rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
-        wait_http(relay_port)
-        time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
-        # Warm-up: both JVMs compile their hot paths (a first run is several times slower than the next).
-        warm = send(relay_port, args.warmup_seconds, args.senders, run + "-warm")
-        wait_taken(upstream, warm, args.timeout)
-        upstream.base = upstream.taken()
-        before = accepted(relay_port)
-        if phase == "archive":
-            started = time.time()
-            count = send(relay_port, args.send_seconds, args.senders, run) - before
-            seconds = wait_taken(upstream, count, args.timeout, started=started)
-        else:
-            procs.stop(proxy)  # the link is down: what is accepted now waits in the spool
-            count = 0
-            while count < args.backlog:
-                count = send(relay_port, 1, args.senders, run + "-%d" % count) - before
+        extra = {}
+        if phase == "drain":
+            procs.stop(proxy)  # the link is down: the backlog waits in the spool
+            fill_spool(work, args.jar, args.backlog, run)
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            wait_http(relay_port)
+            count = spool_entries(relay_port)
             proxy = procs.start("proxy", proxy_args)
             seconds = wait_taken(upstream, count, args.timeout, first_delivery=True)
+        else:
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            wait_http(relay_port)
+            time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
+            # Warm-up: both JVMs compile their hot paths (a first run is several times slower than the next).
+            warm = send(relay_port, args.warmup_seconds, args.senders, run + "-warm")
+            wait_taken(upstream, warm, args.timeout)
+            upstream.base = upstream.taken()
+            before = accepted(relay_port)
+            if phase == "archive":
+                started = time.time()
+                count = send(relay_port, args.send_seconds, args.senders, run) - before
+                seconds = wait_taken(upstream, count, args.timeout, started=started)
+            else:
+                entries_before = spool_entries(relay_port)
+                started = time.time()
+                count = send(relay_port, args.sustained_seconds, args.senders, run) - before
+                seconds = time.time() - started
+                delivered = upstream.taken() - upstream.base
+                extra = {"delivered": delivered, "delivered_ratio": round(delivered / max(count, 1), 3),
+                         "entries_before": entries_before, "entries_after": spool_entries(relay_port)}
         status = get_json(relay_port, "/relay/status")["upstreams"][0]
         row = {"kind": "wan", "phase": phase, "upstream": kind, "rtt_ms": rtt, "entries": count,
                "seconds": round(seconds, 3), "rate": round(count / seconds, 1), "label": args.label,
                "window": status.get("window"), "protocol": status.get("protocol"),
-               "peak_rss_mib": peak_rss_mib(rel)}
+               "peak_rss_mib": peak_rss_mib(rel), **extra}
         print(json.dumps(row), flush=True)
         with open(out, "a") as f:
             f.write(json.dumps(row) + "\n")
@@ -212,15 +247,17 @@ def main():
     parser.add_argument("--send-seconds", type=int, default=3)
     parser.add_argument("--warmup-seconds", type=int, default=5)
     parser.add_argument("--senders", type=int, default=32)
-    parser.add_argument("--backlog", type=int, default=20000)
+    parser.add_argument("--backlog", type=int, default=100000)
+    parser.add_argument("--sustained-seconds", type=int, default=60)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--pg", default=os.environ.get("MCPD_BENCH_PG", ""))
     parser.add_argument("--label", default="relay")
     parser.add_argument("--relay-arg", dest="relay_args", action="append", default=[])
-    parser.add_argument("--jvm", action="append", default=[])
+    parser.add_argument("--java-opts", default="", help="MCPD_JAVA_OPTS for both JVMs")
     parser.add_argument("--out", default=os.path.join(HERE, "report", "results.jsonl"))
     args = parser.parse_args()
+    args.jvm = {"MCPD_JAVA_OPTS": args.java_opts}
     for _ in range(args.runs):
         for kind in args.upstreams.split(","):
             for rtt in [float(r) for r in args.rtt.split(",")]:

@@ -40,6 +40,9 @@ public final class RelayMetrics {
                 .description("Bytes held in the spool").register(registry);
         Gauge.builder("mcpd.relay.spool.oldest.seconds", spool, s -> oldestAgeSeconds(s, clock))
                 .description("Age of the oldest waiting request, or 0").register(registry);
+        Gauge.builder("mcpd.relay.spool.out.for.delivery", spool, Spool::outForDelivery)
+                .description("Requests taken from the spool and not answered yet (in flight, alone or in batches)")
+                .register(registry);
         for (var upstream : board.upstreams()) {
             Tags tags = Tags.of("upstream", upstream.label(), "order", Integer.toString(upstream.order()));
             int index = upstream.order() - 1;

@@ -74,6 +74,7 @@ public final class RelayStatus implements Processor {
         spoolNode.put("maxBytes", spool.maxBytes());
         spoolNode.put("oldestSeconds", spool.oldestReceivedAtMillis()
                 .map(received -> Math.max(0, clock.millis() - received) / 1000).orElse(0L));
+        spoolNode.put("outForDelivery", spool.outForDelivery());
         spoolNode.put("deadLetters", deadLetters.count());
         spoolNode.put("accepted", spool.accepted());
         spoolNode.put("refusedFull", spool.refusedFull());

@@ -365,6 +365,16 @@ public final class Spool implements Closeable {
         return corrupted.get();
     }
 
+    /** How many entries are out for delivery: handed out, neither done nor released yet. */
+    public int outForDelivery() {
+        lock.lock();
+        try {
+            return handedOut.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */
     public void done(long seq) throws IOException {
         lock.lock();

@@ -134,14 +134,16 @@ class DashboardAndAlertsTest {
     }
 
     @Test
-    void theDashboardShowsTheSpoolIngestDeliveryFailoverUpstreamsAndDeadLetters() throws Exception {
+    void theDashboardShowsTheSpoolIngestDeliveryFailoverUpstreamsWindowsAndDeadLetters() throws Exception {
         JsonNode dashboard = dashboard();
         assertEquals("mcpd relay", dashboard.path("title").asText());
         assertFalse(dashboard.path("uid").asText().isEmpty());
         assertTrue(metricsIn(dashboardQueries(dashboard)).containsAll(Set.of(
                 "mcpd_relay_spool_entries", "mcpd_relay_spool_bytes", "mcpd_relay_spool_oldest_seconds",
                 "mcpd_relay_accepted_total", "mcpd_relay_refused_full_total", "mcpd_relay_delivered_total",
-                "mcpd_relay_failovers_total", "mcpd_relay_upstream_up", "mcpd_relay_dead_letter_total")));
+                "mcpd_relay_failovers_total", "mcpd_relay_upstream_up", "mcpd_relay_dead_letter_total",
+                "mcpd_relay_upstream_window", "mcpd_relay_upstream_in_flight", "mcpd_relay_upstream_requests_total",
+                "mcpd_relay_spool_out_for_delivery")));
         Set<Integer> ids = new HashSet<>();
         for (JsonNode panel : dashboard.path("panels")) {
             assertTrue(ids.add(panel.path("id").asInt()), "panel ids are unique");

@@ -134,7 +134,8 @@ class HelmChartTest {
     void valuesYamlHasTheSettingsOfBothRoles() {
         Map<String, Object> values = values();
         for (String path : List.of("image.repository", "image.tag", "relay.upstreams", "relay.ingestKey.secretName",
-                "relay.upstreamKey.secretName", "relay.spoolMaxBytes", "relay.workers", "relay.persistence.size",
+                "relay.upstreamKey.secretName", "relay.spoolMaxBytes", "relay.workers", "relay.maxInFlight",
+                "relay.batchMaxEntries", "relay.batchMaxBytes", "relay.persistence.size",
                 "relay.persistence.storageClass", "relay.resources", "collector.data.secretName",
                 "collector.ingestKey.secretName", "collector.quotaPerMinute", "podDisruptionBudget.enabled",
                 "serviceMonitor.enabled")) {
@@ -203,6 +204,9 @@ class HelmChartTest {
             "MCPD_UPSTREAMS", "relay.upstreams",
             "MCPD_SPOOL_MAX_BYTES", "relay.spoolMaxBytes",
             "MCPD_WORKERS", "relay.workers",
+            "MCPD_MAX_IN_FLIGHT", "relay.maxInFlight",
+            "MCPD_BATCH_MAX_ENTRIES", "relay.batchMaxEntries",
+            "MCPD_BATCH_MAX_BYTES", "relay.batchMaxBytes",
             "MCPD_MAX_BODY_BYTES", "maxBodyBytes",
             "MCPD_REQUEST_TIMEOUT_SECONDS", "requestTimeoutSeconds");
     static final Map<String, String> COLLECTOR_SETTINGS = Map.of(

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.testing.TestTuning;
@@ -27,23 +28,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §3: "A delivered request leaves the spool only after the upstream answered 2xx." The packaged relay is killed
- * with SIGKILL while its workers are delivering; after a restart every acknowledged request reaches the upstream —
- * some twice (the crash fell between the upstream's answer and the spool's acknowledgement), each copy with the same
- * idempotency key, which is what lets a collector count it once.
+ * SPEC §3, §11: "A delivered request leaves the spool only after the upstream answered 2xx." The packaged relay is
+ * killed with SIGKILL while a full window of requests is in flight to a slow upstream; after a restart every
+ * acknowledged request reaches the upstream — some twice (the crash fell between the upstream's answer and the
+ * spool's acknowledgement), each copy with the same idempotency key, which is what lets a collector count it once.
  */
 class DeliveryCrashIT {
 
     static final int REQUESTS = 300;
+    /** The window a relay starts with: this many requests are in flight when the relay is killed. */
+    static final int FULL_WINDOW = 16;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
     Path dir;
 
     @Test
-    void everyAcknowledgedRequestIsDeliveredAfterAKill9DuringDelivery() throws Exception {
+    void everyAcknowledgedRequestIsDeliveredAfterAKill9WithAFullWindowInFlight() throws Exception {
         Set<String> acknowledged = ConcurrentHashMap.newKeySet();
         try (TestUpstream upstream = TestUpstream.start()
-                .answer(r -> TestUpstream.Answer.ok().after(Duration.ofMillis(10)))) {
+                .answer(r -> TestUpstream.Answer.ok().after(Duration.ofMillis(200)))) {
             int port = PackagedJar.freePort();
             String[] args = {"relay", "--listen", "127.0.0.1:" + port, "--data", dir.resolve("mcpd.db").toString(),
                 "--upstream", upstream.url().toString()};
@@ -66,7 +70,8 @@ class DeliveryCrashIT {
                         }
                     });
                 }
-                await().atMost(PROCESS_PATIENCE).until(() -> upstream.received().size() >= REQUESTS / 3);
+                await("a third delivered and a full window in flight").atMost(PROCESS_PATIENCE)
+                        .until(() -> upstream.received().size() >= REQUESTS / 3 && inFlight(relay) >= FULL_WINDOW);
                 relay.kill9();
                 senders.shutdown();
                 assertTrue(senders.awaitTermination(60, TimeUnit.SECONDS));
@@ -89,6 +94,16 @@ class DeliveryCrashIT {
             System.out.printf("delivery crash: %d acknowledged, %d received before the kill, %d copies in all, "
                     + "%d distinct, %d sent twice%n", acknowledged.size(), receivedBeforeRestart, keys.size(),
                     distinct.size(), keys.size() - distinct.size());
+        }
+    }
+
+    private static int inFlight(PackagedJar relay) throws InterruptedException {
+        try {
+            HttpResponse<String> status = TestTuning.HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            return JSON.readTree(status.body()).path("upstreams").path(0).path("inFlight").asInt();
+        } catch (java.io.IOException e) {
+            return -1; // not answering: ask again
         }
     }
 

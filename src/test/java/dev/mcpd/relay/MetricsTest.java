@@ -59,6 +59,8 @@ class MetricsTest {
                     Map.entry("mcpd_relay_spool_entries", "gauge"),
                     Map.entry("mcpd_relay_spool_bytes", "gauge"),
                     Map.entry("mcpd_relay_spool_oldest_seconds", "gauge"),
+                    Map.entry("mcpd_relay_spool_out_for_delivery", "gauge"),
+                    Map.entry("mcpd_relay_upstream_requests_total", "counter"),
                     Map.entry("mcpd_relay_delivered_total", "counter"),
                     Map.entry("mcpd_relay_failed_attempts_total", "counter"),
                     Map.entry("mcpd_relay_upstream_up", "gauge"),

@@ -72,6 +72,8 @@ class RelayStatusTest {
                         "{\"n\":" + i + "}")).build(), HttpResponse.BodyHandlers.discarding());
             }
             await().atMost(PATIENCE).until(() -> slow.received().size() >= 2);
+            await("two in flight and one in each worker's hand").atMost(PATIENCE)
+                    .until(() -> status(relay).get("spool").get("outForDelivery").asInt() == 4);
             JsonNode status = status(relay);
             JsonNode upstream = status.get("upstreams").get(0);
             assertEquals(2, upstream.get("inFlight").asInt(), "a window of two, full");
@@ -83,6 +85,7 @@ class RelayStatusTest {
             JsonNode after = status(relay);
             assertEquals(0, after.get("workers").get("busy").asInt(), "idle once the spool is empty");
             assertEquals(0, after.get("upstreams").get(0).get("inFlight").asInt());
+            assertEquals(0, after.get("spool").get("outForDelivery").asInt());
             assertEquals("h1", after.get("upstreams").get(0).get("protocol").asText(), "a plain HTTP/1.1 upstream");
         }
     }
