@@ -11,7 +11,7 @@
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
 # Usage: bench/run.sh [--quick | --only large-bodies | --only wan]
-#   (full)   about 30 minutes; writes BENCHMARKS.md and bench/report/*.png
+#   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
 #   --only large-bodies | --only wan

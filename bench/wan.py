@@ -127,12 +127,15 @@ def accepted(port):
     return int(metric(port, "mcpd_relay_accepted_total"))
 
 
-def wait_taken(upstream, count, timeout, first_delivery=False, started=None):
-    """Seconds until the upstream took `count` more entries: from `started`, or from its first one (first_delivery)."""
+def wait_taken(upstream, count, timeout, first_delivery=False, started=None, sample=None):
+    """Seconds until the upstream took `count` more entries: from `started`, or from its first one (first_delivery);
+    `sample` is called on each look."""
     started = started or time.time()
     first = None
     deadline = started + timeout
     while time.time() < deadline:
+        if sample:
+            sample()
         now = upstream.taken() - upstream.base
         if first is None and now > 0:
             first = time.time()
@@ -203,7 +206,10 @@ def one(args, kind, rtt, phase, out):
             wait_http(relay_port)
             count = spool_entries(relay_port)
             proxy = procs.start("proxy", proxy_args)
-            seconds = wait_taken(upstream, count, args.timeout, first_delivery=True)
+            in_flight = []
+            seconds = wait_taken(upstream, count, args.timeout, first_delivery=True, sample=lambda: in_flight.append(
+                get_json(relay_port, "/relay/status")["upstreams"][0]["inFlight"]))
+            extra = {"max_in_flight": max(in_flight)}
         else:
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
             wait_http(relay_port)
@@ -229,6 +235,7 @@ def one(args, kind, rtt, phase, out):
         row = {"kind": "wan", "phase": phase, "upstream": kind, "rtt_ms": rtt, "entries": count,
                "seconds": round(seconds, 3), "rate": round(count / seconds, 1), "label": args.label,
                "window": status.get("window"), "protocol": status.get("protocol"),
+               "requests": status.get("requests"), "relay_delivered": status.get("delivered"),
                "peak_rss_mib": peak_rss_mib(rel), **extra}
         print(json.dumps(row), flush=True)
         with open(out, "a") as f:
