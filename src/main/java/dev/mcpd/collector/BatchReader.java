@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import dev.mcpd.http.BoundedInputStream;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
@@ -15,7 +16,6 @@ import dev.mcpd.http.SenderIdempotencyKey;
 import dev.mcpd.http.VertxExchange;
 import io.vertx.core.http.HttpServerRequest;
 import java.io.ByteArrayInputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Optional;
@@ -140,7 +140,7 @@ public final class BatchReader implements Processor {
                 throw eventsNotAnArray();
             }
             return new Counted(key, accepted, rejected);
-        } catch (DecompressedTooLarge e) {
+        } catch (BoundedInputStream.Exceeded e) {
             throw IngestRefusal.tooLargeDecompressed(maxBodyBytes);
         } catch (StreamConstraintsException e) {
             throw malformed("the batch passes a JSON read limit: " + withoutJacksonHint(e.getOriginalMessage()));
@@ -171,7 +171,7 @@ public final class BatchReader implements Processor {
             throw IngestRefusal.unsupportedEncoding("this Content-Encoding is not supported for /v1/ingest: use gzip"
                     + " or none");
         }
-        return new Limited(new GZIPInputStream(new ByteArrayInputStream(body)), maxBodyBytes);
+        return new BoundedInputStream(new GZIPInputStream(new ByteArrayInputStream(body)), maxBodyBytes);
     }
 
     private static IngestRefusal eventsNotAnArray() {
@@ -199,43 +199,5 @@ public final class BatchReader implements Processor {
 
     private static String orEmpty(String value) {
         return value == null ? "" : value;
-    }
-
-    /** The decompressed body passed {@code --max-body-bytes}. */
-    private static final class DecompressedTooLarge extends IOException {
-        DecompressedTooLarge() {
-            super(null, null);
-        }
-    }
-
-    /** Gives at most {@code limit} bytes of the stream; reading past them throws {@link DecompressedTooLarge}. */
-    private static final class Limited extends FilterInputStream {
-        private long left;
-
-        Limited(InputStream in, long limit) {
-            super(in);
-            this.left = limit;
-        }
-
-        @Override
-        public int read() throws IOException {
-            int b = super.read();
-            if (b >= 0 && --left < 0) {
-                throw new DecompressedTooLarge();
-            }
-            return b;
-        }
-
-        @Override
-        public int read(byte[] buffer, int offset, int length) throws IOException {
-            int n = super.read(buffer, offset, length);
-            if (n > 0) {
-                left -= n;
-                if (left < 0) {
-                    throw new DecompressedTooLarge();
-                }
-            }
-            return n;
-        }
     }
 }

@@ -114,10 +114,10 @@ public final class RelayBatch {
             throws Malformed, TooLarge {
         InputStream raw;
         if (contentEncoding.isEmpty() || contentEncoding.equalsIgnoreCase("identity")) {
-            raw = new Bounded(new ByteArrayInputStream(body), maxFramingBytes);
+            raw = new BoundedInputStream(new ByteArrayInputStream(body), maxFramingBytes);
         } else if (contentEncoding.equalsIgnoreCase("gzip")) {
             try {
-                raw = new Bounded(new GZIPInputStream(new ByteArrayInputStream(body)), maxFramingBytes);
+                raw = new BoundedInputStream(new GZIPInputStream(new ByteArrayInputStream(body)), maxFramingBytes);
             } catch (IOException e) {
                 throw new Malformed("the batch is not gzip");
             }
@@ -156,7 +156,7 @@ public final class RelayBatch {
                 throw new Malformed("bytes after the last entry of the relay batch");
             }
             return entries;
-        } catch (Bounded.Exceeded e) {
+        } catch (BoundedInputStream.Exceeded e) {
             throw new TooLarge("the relay batch inflates past " + maxFramingBytes + " bytes");
         } catch (JsonProcessingException e) {
             throw new Malformed("an entry's header is not JSON");
@@ -173,48 +173,5 @@ public final class RelayBatch {
             throw new Malformed("entry " + index + ": its header has no \"" + field + "\"");
         }
         return value.asText();
-    }
-
-    /** An input stream that fails once more than {@code limit} bytes were read from it. */
-    private static final class Bounded extends InputStream {
-        static final class Exceeded extends IOException {
-            Exceeded() {
-                super(null, null);
-            }
-        }
-
-        private final InputStream in;
-        private long left;
-
-        Bounded(InputStream in, long limit) {
-            this.in = in;
-            this.left = limit;
-        }
-
-        @Override
-        public int read() throws IOException {
-            int b = in.read();
-            if (b >= 0 && --left < 0) {
-                throw new Exceeded();
-            }
-            return b;
-        }
-
-        @Override
-        public int read(byte[] buffer, int offset, int length) throws IOException {
-            int n = in.read(buffer, offset, (int) Math.min(length, Math.max(1, left + 1)));
-            if (n > 0) {
-                left -= n;
-                if (left < 0) {
-                    throw new Exceeded();
-                }
-            }
-            return n;
-        }
-
-        @Override
-        public void close() throws IOException {
-            in.close();
-        }
     }
 }

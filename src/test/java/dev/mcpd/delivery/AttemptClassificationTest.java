@@ -2,6 +2,8 @@ package dev.mcpd.delivery;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.delivery.Attempt.Kind;
 import java.net.URI;
@@ -52,6 +54,32 @@ class AttemptClassificationTest {
     @ValueSource(ints = {301, 302})
     void aRedirectIsRetryableBecauseTheUpstreamUrlIsWrongNotTheRequest(int status) {
         assertEquals(Kind.RETRYABLE, Attempt.classify(status, false));
+    }
+
+    private static Attempt answered(int status) {
+        return new Attempt(new Upstream(1, URI.create("http://eu:4317")), Attempt.classify(status, false),
+                OptionalInt.of(status), Integer.toString(status), Optional.empty(), Duration.ofMillis(5), new byte[0]);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {408, 429, 503, 504})
+    void anUpstreamSayingItIsOverloadedShrinksTheWindow(int status) {
+        assertTrue(answered(status).saysOverloaded(), status + " says: too much");
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {200, 400, 401, 404, 413, 500, 501, 502})
+    void otherAnswersSayNothingOfTheUpstreamsLoad(int status) {
+        assertFalse(answered(status).saysOverloaded(), status + " is not overload");
+    }
+
+    @Test
+    void noAnswerInTimeShrinksTheWindowAndARefusedConnectionDoesNot() {
+        Upstream eu = new Upstream(1, URI.create("http://eu:4317"));
+        assertTrue(new Attempt(eu, Kind.RETRYABLE, OptionalInt.empty(), "timeout", Optional.empty(),
+                Duration.ofSeconds(30), new byte[0], true).saysOverloaded());
+        assertFalse(new Attempt(eu, Kind.RETRYABLE, OptionalInt.empty(), "connection refused", Optional.empty(),
+                Duration.ofMillis(1), new byte[0]).saysOverloaded());
     }
 
     private static Attempt attemptAnswering(byte[] answer) {

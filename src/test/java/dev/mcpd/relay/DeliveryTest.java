@@ -57,7 +57,8 @@ class DeliveryTest {
         return relay(Map.of(), upstreams);
     }
 
-    private static int post(RunningRelay relay, String path, byte[] body, String... headers) throws Exception {
+    /** A POST to the relay with these headers (name, value, …); its status. */
+    static int post(RunningRelay relay, String path, byte[] body, String... headers) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(relay.uri(path))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
         if (headers.length > 0) {

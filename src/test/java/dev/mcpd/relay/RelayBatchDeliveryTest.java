@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.relay.DeliveryTest.post;
 import static dev.mcpd.testing.TestTuning.HTTP;
 import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
@@ -50,15 +51,6 @@ class RelayBatchDeliveryTest {
 
     @TempDir
     Path dir;
-
-    private static int post(RunningRelay relay, String path, byte[] body, String... headers) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(relay.uri(path))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (headers.length > 0) {
-            request.headers(headers);
-        }
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-    }
 
     private static byte[] event(String id) {
         return ("{\"events\":[{\"id\":\"" + id + "\"}]}").getBytes(StandardCharsets.UTF_8);
@@ -133,6 +125,7 @@ class RelayBatchDeliveryTest {
                 }
                 JsonNode upstream = upstreamStatus(relay);
                 assertTrue(upstream.get("batches").asBoolean(), "the collector said it takes batches");
+                assertEquals("h2", upstream.get("protocol").asText(), "the collector said it speaks h2c");
                 assertEquals(sent.size(), upstream.get("delivered").asInt(), "delivered counts entries");
                 // The four delivery lanes take the waiting entries side by side: a batch each, at most.
                 assertTrue(upstream.get("requests").asInt() <= 4,
