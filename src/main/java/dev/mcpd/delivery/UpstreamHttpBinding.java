@@ -1,7 +1,9 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.Http2Windows;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.Http2Settings;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.RequestOptions;
@@ -79,7 +81,10 @@ public final class UpstreamHttpBinding extends DefaultVertxHttpBinding {
                 .setDecompressionSupported(false)
                 .setTryUseCompression(false)
                 .setFollowRedirects(false)
-                .setUserAgent("mcpd-relay");
+                .setUserAgent("mcpd-relay")
+                // The answers to a window of batches come back on a few connections (Http2Windows).
+                .setHttp2ConnectionWindowSize(Http2Windows.CONNECTION)
+                .setInitialSettings(new Http2Settings().setInitialWindowSize(Http2Windows.STREAM));
     }
 
     @Override
