@@ -256,7 +256,10 @@ def wan_section(res, plots_link):
                       f"{max((r['peak_rss_mib'] for r in rows if r.get('peak_rss_mib')), default='–')} |")
     backlog = max((r["entries"] for r in res.kind("wan", phase="drain")), default=0)
     md += ["", f"Drain backlog: {num(backlog)} entries. nginx gets one request per entry: its rate is bound by "
-               "`--max-in-flight` (256) / RTT; an mcpd collector gets batches of up to 256 entries.", "",
+               "`--max-in-flight` (256) / RTT, and at low RTT by the Python proxy itself, which passes a few "
+               "thousand requests a second (straight to nginx on loopback the same relay drains at the rate of "
+               "\"Backlog scale\" above); an mcpd collector gets batches of up to 256 entries, so its drain is bound "
+               "by the collector's store, not by the round trip.", "",
            f"![delivery rate against round-trip time]({plots_link}/wan.png)", ""]
     sustained = res.kind("wan", phase="sustained")
     if sustained:
