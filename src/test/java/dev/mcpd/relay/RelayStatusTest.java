@@ -100,10 +100,11 @@ class RelayStatusTest {
                 HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(
                         "{\"n\":" + i + "}")).build(), HttpResponse.BodyHandlers.discarding());
             }
+            long bytes = relay.application().spool().bytes();
             JsonNode status = status(relay);
             JsonNode spool = status.get("spool");
             assertEquals(2, spool.get("entries").asInt());
-            assertEquals(relay.application().spool().bytes(), spool.get("bytes").asLong());
+            assertEquals(bytes, spool.get("bytes").asLong(), "the spool's bytes, read just before");
             assertEquals(1024 * 1024, spool.get("maxBytes").asLong());
             assertEquals(0, spool.get("deadLetters").asInt());
             assertTrue(spool.get("oldestSeconds").asLong() >= 0);
