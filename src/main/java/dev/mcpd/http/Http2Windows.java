@@ -2,9 +2,8 @@ package dev.mcpd.http;
 
 /**
  * HTTP/2 flow-control windows for mcpd's servers and the relay's upstream clients. With HTTP/2's default of 64 KiB
- * per connection, a peer 200 ms away can send only 64 KiB per round trip however many requests are in flight
- * (measured: 450 instead of 1 400 entries/s); 16 MiB per connection and 1 MiB per stream (a whole relay batch) keep
- * a long link full. A stream still carries no more than its reader has taken, so a slow reader of one large body
+ * per connection, a peer 200 ms away can send only 64 KiB per round trip however many requests are in flight;
+ * 16 MiB per connection and 1 MiB per stream (a whole relay batch) keep a long link full. A stream still carries no more than its reader has taken, so a slow reader of one large body
  * holds at most 1 MiB of it unread.
  */
 public final class Http2Windows {
