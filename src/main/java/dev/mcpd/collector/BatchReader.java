@@ -11,6 +11,7 @@ import dev.mcpd.http.BoundedInputStream;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
+import dev.mcpd.http.RequestFormat;
 import dev.mcpd.http.RequestTarget;
 import dev.mcpd.http.SenderIdempotencyKey;
 import dev.mcpd.http.VertxExchange;
@@ -68,8 +69,9 @@ public final class BatchReader implements Processor {
     public void process(Exchange exchange) {
         HttpServerRequest request = VertxExchange.request(exchange);
         byte[] body = exchange.getIn().getBody(byte[].class);
-        exchange.setProperty(BATCH, read(IngestTargetCheck.of(exchange), orEmpty(request.getHeader("Content-Type")),
-                orEmpty(request.getHeader("Content-Encoding")),
+        RequestFormat format = RequestFormat.of(exchange);
+        exchange.setProperty(BATCH, read(IngestTargetCheck.of(exchange), format.contentType(),
+                format.contentEncoding(),
                 Optional.ofNullable(request.getHeader(SenderIdempotencyKey.HEADER)),
                 exchange.getClock().getCreated(), body));
     }

@@ -3,7 +3,6 @@ package dev.mcpd.collector;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
-import dev.mcpd.http.VertxExchange;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -15,10 +14,9 @@ public final class CollectorAnswer implements Processor {
 
     @Override
     public void process(Exchange exchange) {
-        var request = VertxExchange.request(exchange);
         Archived archived = exchange.getProperty(ArchiveStep.ARCHIVED, Archived.class);
         if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
-            Otlp.partialSuccess(exchange.getMessage(), request.getHeader("Content-Type"));
+            Otlp.partialSuccess(exchange);
             return;
         }
         Answers.write(exchange.getMessage(), 200, Answers.JSON, Answers.text("{\"accepted\":" + archived.accepted()

@@ -12,7 +12,7 @@ public final class IngestRefusal extends RuntimeException {
     /** What kind of refusal: a closed set, so that no sender can make a new one. */
     public enum Kind {
         BAD_TARGET, BAD_FRAMING, BAD_IDEMPOTENCY_KEY, BAD_CONTENT_LENGTH, BAD_BODY, MALFORMED_BATCH, UNAUTHORIZED,
-        FORBIDDEN, NOT_ALLOWED, NOT_FOUND, UNSUPPORTED_ENCODING, QUOTA_EXCEEDED, TIMED_OUT, TOO_LARGE, SPOOL_FULL,
+        FORBIDDEN, NOT_ALLOWED, NOT_FOUND, NOT_IMPLEMENTED, UNSUPPORTED_ENCODING, QUOTA_EXCEEDED, TIMED_OUT, TOO_LARGE, SPOOL_FULL,
         MEMORY_BUSY, UNAVAILABLE, INTERNAL
     }
 
@@ -60,6 +60,11 @@ public final class IngestRefusal extends RuntimeException {
 
     public static IngestRefusal notFound(String reason) {
         return new IngestRefusal(404, Kind.NOT_FOUND, reason, Optional.empty(), true);
+    }
+
+    /** A gRPC method this process does not serve (gRPC's {@code UNIMPLEMENTED}). */
+    public static IngestRefusal notImplemented(String reason) {
+        return new IngestRefusal(501, Kind.NOT_IMPLEMENTED, reason, Optional.empty(), true);
     }
 
     public static IngestRefusal unsupportedEncoding(String reason) {

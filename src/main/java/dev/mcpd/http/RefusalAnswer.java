@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * the sender should come back, and one log line (status, reason, method, path, remote address — never a key; what
  * the sender wrote quoted and cut short; at most one line per {@link IngestRefusal.Kind} per second). When part of the body
  * may still be on the connection (a 401, 405, 408 or 413 before the body was read), the HTTP/1.1 connection is closed
- * after the answer, so unread bytes are never parsed as a next request.
+ * after the answer, so unread bytes are never parsed as a next request. A gRPC call is answered with the gRPC status
+ * of its refusal ({@link GrpcAnswer}).
  */
 public final class RefusalAnswer implements Processor {
 
@@ -40,6 +41,10 @@ public final class RefusalAnswer implements Processor {
                 + SenderText.quote(refusal.reason()) + "\" method=" + SenderText.quote(request.method().name())
                 + " path=\"" + SenderText.quote(request.path()) + "\" remote="
                 + (request.remoteAddress() == null ? "-" : request.remoteAddress().host()));
+        if (GrpcCall.of(exchange) != null) {
+            GrpcAnswer.refused(exchange, refusal);
+            return; // HTTP/2: nothing of the body can be taken for a next request
+        }
         Message answer = exchange.getMessage();
         Answers.line(answer, refusal.status(), refusal.reason());
         refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));

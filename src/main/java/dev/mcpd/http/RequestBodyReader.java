@@ -59,8 +59,10 @@ public final class RequestBodyReader implements Processor {
     @Override
     public void process(Exchange exchange) throws Exception {
         HttpServerRequest request = VertxExchange.request(exchange);
+        // A gRPC call's body is its message behind a five-byte prefix; the limit is the message's.
+        long limit = GrpcCall.of(exchange) == null ? maxBodyBytes : maxBodyBytes + GrpcMessageReader.PREFIX_BYTES;
         long declared = declaredLength(request.getHeader("Content-Length"));
-        if (declared > maxBodyBytes) {
+        if (declared > limit) {
             throw IngestRefusal.tooLarge(maxBodyBytes);
         }
         AtomicLong held = new AtomicLong();
@@ -78,7 +80,7 @@ public final class RequestBodyReader implements Processor {
         }
         CompletableFuture<byte[]> whole = declared >= 0
                 ? readKnownLength(request, (int) declared)
-                : readChunked(request, held);
+                : readChunked(request, held, limit);
         request.resume();
         // The time runs from the request's arrival (when its exchange was created), not from this step.
         long leftMillis = requestTimeout.toMillis() - exchange.getClock().elapsed();
@@ -130,7 +132,7 @@ public final class RequestBodyReader implements Processor {
         return whole;
     }
 
-    private CompletableFuture<byte[]> readChunked(HttpServerRequest request, AtomicLong held) {
+    private CompletableFuture<byte[]> readChunked(HttpServerRequest request, AtomicLong held, long limit) {
         CompletableFuture<byte[]> whole = new CompletableFuture<>();
         List<Buffer> chunks = new ArrayList<>();
         long[] total = {0};
@@ -139,7 +141,7 @@ public final class RequestBodyReader implements Processor {
             if (whole.isDone()) {
                 return;
             }
-            if (total[0] + chunk.length() > maxBodyBytes) {
+            if (total[0] + chunk.length() > limit) {
                 request.pause();
                 whole.completeExceptionally(new TooLarge());
             } else if (!take(held, chunk.length())) {

@@ -87,8 +87,9 @@ public final class RoleHost {
         bind.accept("answerHeaders", new AnswerHeaderPolicy());
         bind.accept("ingestTargetCheck", new IngestTargetCheck(paths));
         bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
-        bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout(),
-                BodyBudget.forHeap(config.maxBodyBytes())));
+        BodyBudget bodies = BodyBudget.forHeap(config.maxBodyBytes());
+        bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout(), bodies));
+        bind.accept("grpcMessage", new GrpcMessageReader(config.maxBodyBytes(), bodies));
         bind.accept("refusalAnswer", new RefusalAnswer());
         bind.accept("liveness", ProbeAnswer.liveness());
     }

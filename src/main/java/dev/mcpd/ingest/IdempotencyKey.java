@@ -2,6 +2,7 @@ package dev.mcpd.ingest;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
+import dev.mcpd.http.RequestFormat;
 import dev.mcpd.http.SenderIdempotencyKey;
 import dev.mcpd.http.VertxExchange;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +15,8 @@ import org.apache.camel.Processor;
 /**
  * Gives every request the key its upstream deduplicates by (SPEC §4), computed once, at accept: the sender's own
  * {@code Idempotency-Key} when it sent one, otherwise {@code relay-} + hex SHA-256 of the request target (normalised, {@link IngestTargetCheck}), the content
- * encoding and the body, so the same bytes sent again get the same key. The fields are separated by a NUL byte, which
+ * encoding and the body, so the same bytes sent again get the same key — over gRPC, those of the equivalent OTLP/HTTP
+ * request ({@link RequestFormat}), so an export sent either way gets one key. The fields are separated by a NUL byte, which
  * none of the first two can contain, so two different requests cannot hash the same input.
  *
  * <p>The target includes the query: two requests that differ only in their query are different requests.
@@ -36,8 +38,7 @@ public final class IdempotencyKey implements Processor {
             }
             key = senderKey;
         } else {
-            String encoding = request.getHeader("Content-Encoding");
-            key = derive(IngestTargetCheck.of(exchange).text(), encoding == null ? "" : encoding,
+            key = derive(IngestTargetCheck.of(exchange).text(), RequestFormat.of(exchange).contentEncoding(),
                     exchange.getIn().getBody(byte[].class));
         }
         exchange.setProperty(PROPERTY, key);

@@ -3,7 +3,6 @@ package dev.mcpd.ingest;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.Otlp;
-import dev.mcpd.http.VertxExchange;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -20,9 +19,8 @@ public final class IngestAnswer implements Processor {
 
     @Override
     public void process(Exchange exchange) {
-        var request = VertxExchange.request(exchange);
         Message answer = Otlp.isExportPath(IngestTargetCheck.of(exchange).path())
-                ? Otlp.partialSuccess(exchange.getMessage(), request.getHeader("Content-Type"))
+                ? Otlp.partialSuccess(exchange)
                 : Answers.write(exchange.getMessage(), 202, Answers.JSON, Answers.text(NATIVE_BODY));
         answer.setHeader("mcpd-relay", "spooled");
     }

@@ -3,6 +3,7 @@ package dev.mcpd.ingest;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.RateLimitedLog;
+import dev.mcpd.http.RequestFormat;
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.Credential;
@@ -43,11 +44,12 @@ public final class SpoolWriteStep implements Processor {
     @Override
     public void process(Exchange exchange) throws InterruptedException {
         HttpServerRequest request = VertxExchange.request(exchange);
+        RequestFormat format = RequestFormat.of(exchange);
         SpoolRequest entry = new SpoolRequest(
                 request.method().name(),
                 IngestTargetCheck.of(exchange).text(),
-                headerOrEmpty(request, "Content-Type"),
-                headerOrEmpty(request, "Content-Encoding"),
+                format.contentType(),
+                format.contentEncoding(),
                 exchange.getProperty(IdempotencyKey.PROPERTY, String.class),
                 passSenderCredential ? senderCredential(exchange, request) : Optional.empty(),
                 exchange.getClock().getCreated(),
@@ -77,10 +79,5 @@ public final class SpoolWriteStep implements Processor {
             }
         }
         return Optional.empty();
-    }
-
-    private static String headerOrEmpty(HttpServerRequest request, String name) {
-        String value = request.getHeader(name);
-        return value == null ? "" : value;
     }
 }

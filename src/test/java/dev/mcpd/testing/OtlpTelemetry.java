@@ -11,6 +11,9 @@ import io.opentelemetry.api.logs.Severity;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.exporter.otlp.http.logs.OtlpHttpLogRecordExporter;
+import io.opentelemetry.exporter.otlp.logs.OtlpGrpcLogRecordExporter;
+import io.opentelemetry.exporter.otlp.metrics.OtlpGrpcMetricExporter;
+import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.sdk.common.Clock;
@@ -34,10 +37,12 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -167,6 +172,60 @@ public final class OtlpTelemetry {
                 return export.apply(exporter).join(timeoutSeconds, SECONDS);
             } finally {
                 shutdown.apply(exporter).join(10, SECONDS);
+            }
+        }
+    }
+
+    /**
+     * The SDK's OTLP/gRPC exporters, with its built-in gRPC sender (OkHttp, h2c with prior knowledge to an
+     * {@code http://} endpoint; no grpc-java), and their default retry policy: each exports once to
+     * {@code endpoint} (scheme, host and port) with the compression ("none" or "gzip") and the metadata, waits up to
+     * {@code timeoutSeconds} for the result and shuts the exporter down.
+     */
+    public static final class Grpc {
+
+        private Grpc() {
+        }
+
+        public static CompletableResultCode exportSpans(String endpoint, String compression,
+                                                        Map<String, String> metadata, Collection<SpanData> spans,
+                                                        long timeoutSeconds) {
+            var builder = OtlpGrpcSpanExporter.builder().setEndpoint(endpoint).setCompression(compression)
+                    .setTimeout(Duration.ofSeconds(timeoutSeconds));
+            metadata.forEach(builder::addHeader);
+            OtlpGrpcSpanExporter exporter = builder.build();
+            try {
+                return exporter.export(spans).join(timeoutSeconds, SECONDS);
+            } finally {
+                exporter.shutdown().join(10, SECONDS);
+            }
+        }
+
+        public static CompletableResultCode exportLogs(String endpoint, String compression,
+                                                       Map<String, String> metadata, Collection<LogRecordData> logs,
+                                                       long timeoutSeconds) {
+            var builder = OtlpGrpcLogRecordExporter.builder().setEndpoint(endpoint).setCompression(compression)
+                    .setTimeout(Duration.ofSeconds(timeoutSeconds));
+            metadata.forEach(builder::addHeader);
+            OtlpGrpcLogRecordExporter exporter = builder.build();
+            try {
+                return exporter.export(logs).join(timeoutSeconds, SECONDS);
+            } finally {
+                exporter.shutdown().join(10, SECONDS);
+            }
+        }
+
+        public static CompletableResultCode exportMetrics(String endpoint, String compression,
+                                                          Map<String, String> metadata,
+                                                          Collection<MetricData> metrics, long timeoutSeconds) {
+            var builder = OtlpGrpcMetricExporter.builder().setEndpoint(endpoint).setCompression(compression)
+                    .setTimeout(Duration.ofSeconds(timeoutSeconds));
+            metadata.forEach(builder::addHeader);
+            OtlpGrpcMetricExporter exporter = builder.build();
+            try {
+                return exporter.export(metrics).join(timeoutSeconds, SECONDS);
+            } finally {
+                exporter.shutdown().join(10, SECONDS);
             }
         }
     }

@@ -1,0 +1,213 @@
+package dev.mcpd.relay;
+
+import static dev.mcpd.testing.GrpcClient.framed;
+import static dev.mcpd.testing.GrpcClient.gzip;
+import static dev.mcpd.testing.OtlpTelemetry.contains;
+import static dev.mcpd.testing.OtlpTelemetry.gunzip;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.testing.GrpcClient;
+import dev.mcpd.testing.OtlpTelemetry;
+import dev.mcpd.testing.OtlpTelemetry.Grpc;
+import dev.mcpd.testing.OtlpTelemetry.Sender;
+import dev.mcpd.testing.RawHttp;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * SPEC §13 on the relay's own port: OTLP/gRPC Export calls — from the OpenTelemetry Java SDK's gRPC exporters and,
+ * for the exact answers, from a byte-level gRPC client — are spooled as the OTLP/HTTP request they stand for and
+ * answered in gRPC's terms; every other call is refused with nothing written.
+ */
+class GrpcIngestTest {
+
+    static final OtlpTelemetry TELEMETRY = new OtlpTelemetry("mcpd-relay-grpc-test", "dev.mcpd.relay.grpc");
+
+    @RegisterExtension
+    static final SharedRelay relay = new SharedRelay();
+
+    static GrpcClient grpc;
+
+    @BeforeAll
+    static void client() {
+        grpc = new GrpcClient(relay.port());
+    }
+
+    @AfterAll
+    static void closeClient() {
+        grpc.close();
+    }
+
+    String endpoint() {
+        return "http://127.0.0.1:" + relay.port();
+    }
+
+    // ---- the SDK's exporters ----
+
+    @Test
+    void spansExportedOverGrpcAreSpooledAsTheOtlpHttpRequestWithItsKey() throws Exception {
+        var spans = TELEMETRY.spans("span sent over grpc");
+        SpoolRequest overGrpc = theOneEntryAddedBy(() -> Grpc.exportSpans(endpoint(), "none", Map.of(), spans, 10));
+        SpoolRequest overHttp = theOneEntryAddedBy(() -> Sender.OKHTTP.exportSpans(relay.uri("/v1/traces").toString(),
+                "none", spans, 10));
+
+        assertEquals("POST", overGrpc.method());
+        assertEquals("/v1/traces", overGrpc.target());
+        assertEquals("application/x-protobuf", overGrpc.contentType());
+        assertEquals("", overGrpc.contentEncoding());
+        assertTrue(contains(overGrpc.body(), "span sent over grpc"));
+        assertArrayEquals(overHttp.body(), overGrpc.body(), "the message bytes exactly, as OTLP/HTTP sends them");
+        assertEquals(overHttp.idempotencyKey(), overGrpc.idempotencyKey(),
+                "the same export over gRPC and over HTTP gets the same key");
+
+        SpoolRequest gzipped = theOneEntryAddedBy(() -> Grpc.exportSpans(endpoint(), "gzip", Map.of(), spans, 10));
+        assertEquals("/v1/traces", gzipped.target());
+        assertEquals("gzip", gzipped.contentEncoding(), "a gzip-encoded message is kept compressed");
+        assertArrayEquals(overGrpc.body(), gunzip(gzipped.body()));
+    }
+
+    @Test
+    void metricsAndLogsExportedOverGrpcPlainAndGzippedAreSpooledUnderTheirPaths() throws Exception {
+        var metrics = TELEMETRY.counterMetrics("relay_grpc_test_requests");
+        var logs = TELEMETRY.logRecords("log record sent over grpc");
+        SpoolRequest plainMetrics = theOneEntryAddedBy(
+                () -> Grpc.exportMetrics(endpoint(), "none", Map.of(), metrics, 10));
+        SpoolRequest gzipMetrics = theOneEntryAddedBy(
+                () -> Grpc.exportMetrics(endpoint(), "gzip", Map.of(), metrics, 10));
+        SpoolRequest plainLogs = theOneEntryAddedBy(() -> Grpc.exportLogs(endpoint(), "none", Map.of(), logs, 10));
+        SpoolRequest gzipLogs = theOneEntryAddedBy(() -> Grpc.exportLogs(endpoint(), "gzip", Map.of(), logs, 10));
+
+        assertEquals("/v1/metrics", plainMetrics.target());
+        assertTrue(contains(plainMetrics.body(), "relay_grpc_test_requests"));
+        assertEquals("gzip", gzipMetrics.contentEncoding());
+        assertArrayEquals(plainMetrics.body(), gunzip(gzipMetrics.body()));
+        assertEquals("/v1/logs", plainLogs.target());
+        assertTrue(contains(plainLogs.body(), "log record sent over grpc"));
+        assertEquals("application/x-protobuf", gzipLogs.contentType());
+        assertArrayEquals(plainLogs.body(), gunzip(gzipLogs.body()));
+    }
+
+    // ---- the answers, read byte for byte ----
+
+    @Test
+    void anExportCallIsAnsweredOkWithAnEmptyResponseInTheTrailers() {
+        byte[] message = "a protobuf message".getBytes(StandardCharsets.UTF_8);
+        GrpcClient.Reply reply = grpc.call(GrpcClient.LOGS, Map.of(), framed(message));
+
+        assertEquals(200, reply.httpStatus());
+        assertEquals("application/grpc", reply.headers().get("content-type"));
+        assertEquals("0", reply.trailers().get("grpc-status"), "OK, in the trailers");
+        assertArrayEquals(new byte[5], reply.body(), "one empty Export*ServiceResponse behind its prefix");
+        assertEquals("spooled", reply.headers().get("mcpd-relay"));
+        assertTrue(relay.spooled().stream().anyMatch(e -> java.util.Arrays.equals(message, e.request().body())));
+    }
+
+    @Test
+    void theIdempotencyKeyMetadataIsTheEntrysKey() {
+        byte[] message = "keyed over grpc".getBytes(StandardCharsets.UTF_8);
+        assertEquals(0, grpc.call(GrpcClient.TRACES, Map.of("idempotency-key", "grpc-key-1"), framed(message))
+                .grpcStatus());
+        assertEquals("grpc-key-1", entryWith(message).idempotencyKey());
+    }
+
+    @Test
+    void aMessageGzipEncodedByTheSenderIsKeptAsSentWithItsEncoding() throws Exception {
+        byte[] message = "compressed over grpc".getBytes(StandardCharsets.UTF_8);
+        byte[] compressed = gzip(message);
+        assertEquals(0, grpc.call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(1, compressed))
+                .grpcStatus());
+        SpoolRequest entry = relay.spooled().stream().map(SpoolEntry::request)
+                .filter(r -> java.util.Arrays.equals(compressed, r.body())).findFirst().orElseThrow();
+        assertEquals("gzip", entry.contentEncoding());
+        assertEquals("/v1/metrics", entry.target());
+
+        // grpc-encoding names what a compressed message is in; an uncompressed one under it is kept as it is
+        byte[] plain = "uncompressed under grpc-encoding gzip".getBytes(StandardCharsets.UTF_8);
+        assertEquals(0, grpc.call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(0, plain))
+                .grpcStatus());
+        assertEquals("", entryWith(plain).contentEncoding());
+    }
+
+    @Test
+    void anotherMethodIsUnimplementedAndNothingIsWritten() {
+        int before = relay.spooled().size();
+        GrpcClient.Reply reply = grpc.call("/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+                Map.of(), framed("profile".getBytes(StandardCharsets.UTF_8)));
+        assertEquals(12, reply.grpcStatus(), "UNIMPLEMENTED");
+        assertTrue(reply.grpcMessage().contains("unknown gRPC method"), reply.grpcMessage());
+        assertEquals(12, grpc.call("/grpc.health.v1.Health/Check", Map.of(), framed(new byte[0])).grpcStatus());
+        assertEquals(before, relay.spooled().size());
+    }
+
+    @Test
+    void malformedFramingIsInvalidArgumentAndNothingIsWritten() {
+        int before = relay.spooled().size();
+        byte[] message = "m".repeat(10).getBytes(StandardCharsets.UTF_8);
+        byte[] twoMessages = new byte[2 * (5 + message.length)];
+        System.arraycopy(framed(message), 0, twoMessages, 0, 5 + message.length);
+        System.arraycopy(framed(message), 0, twoMessages, 5 + message.length, 5 + message.length);
+        byte[] shortOfItsLength = java.util.Arrays.copyOf(framed(message), 5 + message.length - 3);
+        Map<String, byte[]> bodies = Map.of(
+                "no prefix", new byte[] {0, 0},
+                "two messages in a unary call", twoMessages,
+                "shorter than its length", shortOfItsLength,
+                "compressed flag 2", framed(2, message),
+                "compressed without a grpc-encoding", framed(1, gzip(message)));
+        bodies.forEach((what, body) -> {
+            GrpcClient.Reply reply = grpc.call(GrpcClient.TRACES, Map.of(), body);
+            assertEquals(3, reply.grpcStatus(), what + ": INVALID_ARGUMENT; " + reply.grpcMessage());
+            assertEquals(1, reply.grpcMessage().lines().count(), what + ": one line");
+        });
+        assertEquals(before, relay.spooled().size());
+    }
+
+    @Test
+    void aCompressedMessageInAnEncodingNotSupportedIsUnimplemented() {
+        int before = relay.spooled().size();
+        GrpcClient.Reply reply = grpc.call(GrpcClient.TRACES, Map.of("grpc-encoding", "snappy"),
+                framed(1, new byte[] {1, 2, 3}));
+        assertEquals(12, reply.grpcStatus(), reply.grpcMessage());
+        assertEquals("gzip", reply.headers().get("grpc-accept-encoding"));
+        assertEquals(before, relay.spooled().size());
+    }
+
+    @Test
+    void aGrpcContentTypeOverHttp11IsNotAGrpcCallAndIsRefused400() throws Exception {
+        int before = relay.spooled().size();
+        String answer;
+        try (RawHttp http = new RawHttp(relay.port(), 5_000)) {
+            answer = http.send("POST " + GrpcClient.TRACES + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Type: application/grpc\r\nContent-Length: 5\r\n\r\n\0\0\0\0\0").readResponse();
+        }
+        assertTrue(answer.startsWith("HTTP/1.1 400 "), answer);
+        assertTrue(answer.contains("carried by HTTP/2"), answer);
+        assertEquals(before, relay.spooled().size());
+    }
+
+    // ---- helpers ----
+
+    static SpoolRequest entryWith(byte[] body) {
+        return relay.spooled().stream().map(SpoolEntry::request).filter(r -> java.util.Arrays.equals(body, r.body()))
+                .findFirst().orElseThrow(() -> new AssertionError("no spooled entry with that body"));
+    }
+
+    static SpoolRequest theOneEntryAddedBy(Supplier<CompletableResultCode> export) {
+        long lastBefore = relay.spooled().stream().mapToLong(SpoolEntry::seq).max().orElse(Long.MIN_VALUE);
+        CompletableResultCode result = export.get();
+        assertTrue(result.isSuccess(), "the export succeeded; failure: " + result.getFailureThrowable());
+        List<SpoolEntry> added = relay.spooled().stream().filter(e -> e.seq() > lastBefore).toList();
+        assertEquals(1, added.size(), "one export, one spooled request: " + added);
+        return added.get(0).request();
+    }
+}

@@ -1,0 +1,111 @@
+package dev.mcpd.testing;
+
+import io.vertx.core.MultiMap;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.RequestOptions;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URLDecoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * A gRPC client at the byte level, on Vert.x's HTTP/2 client (h2c with prior knowledge, as gRPC senders connect): it
+ * sends one call — any method, any metadata, any body, framed or not — and gives back the answer with its trailers,
+ * so a test can read the exact {@code grpc-status}, {@code grpc-message} and status details a server sent.
+ */
+public final class GrpcClient implements AutoCloseable {
+
+    public static final String TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+    public static final String METRICS = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
+    public static final String LOGS = "/opentelemetry.proto.collector.logs.v1.LogsService/Export";
+
+    /** What came back: the HTTP status, the headers, the body, and the trailers (or the headers, if trailers-only). */
+    public record Reply(int httpStatus, MultiMap headers, byte[] body, MultiMap trailers) {
+
+        /** {@code grpc-status}, from the trailers or, for a trailers-only answer, the headers; -1 when absent. */
+        public int grpcStatus() {
+            String status = trailers.get("grpc-status") != null ? trailers.get("grpc-status")
+                    : headers.get("grpc-status");
+            return status == null ? -1 : Integer.parseInt(status);
+        }
+
+        /** {@code grpc-message}, percent-decoded, or "". */
+        public String grpcMessage() {
+            String message = trailers.get("grpc-message") != null ? trailers.get("grpc-message")
+                    : headers.get("grpc-message");
+            return message == null ? "" : URLDecoder.decode(message.replace("+", "%2B"), StandardCharsets.UTF_8);
+        }
+
+        /** {@code grpc-status-details-bin}, base64-decoded, or null. */
+        public byte[] statusDetails() {
+            String details = trailers.get("grpc-status-details-bin") != null ? trailers.get("grpc-status-details-bin")
+                    : headers.get("grpc-status-details-bin");
+            return details == null ? null : Base64.getDecoder().decode(details);
+        }
+    }
+
+    private final Vertx vertx = Vertx.vertx();
+    private final HttpClient client;
+    private final int port;
+
+    public GrpcClient(int port) {
+        this.port = port;
+        this.client = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
+                .setHttp2ClearTextUpgrade(false));
+    }
+
+    /** One unary call with {@code application/grpc} and these headers (metadata); the body is sent as given. */
+    public Reply call(String method, Map<String, String> metadata, byte[] body) {
+        MultiMap headers = MultiMap.caseInsensitiveMultiMap().add("content-type", "application/grpc")
+                .add("te", "trailers");
+        metadata.forEach(headers::set);
+        try {
+            return client.request(new RequestOptions().setMethod(HttpMethod.POST).setHost("127.0.0.1").setPort(port)
+                            .setURI(method).setHeaders(headers))
+                    .compose(request -> request.send(Buffer.buffer(body)))
+                    .compose(response -> response.body().map(answer -> new Reply(response.statusCode(),
+                            response.headers(), answer.getBytes(), response.trailers())))
+                    .toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("gRPC call " + method + " failed: " + e, e);
+        }
+    }
+
+    /** A message behind its gRPC length prefix (compressed flag 0). */
+    public static byte[] framed(byte[] message) {
+        return framed(0, message);
+    }
+
+    /** A message behind a length prefix with this compressed flag. */
+    public static byte[] framed(int compressedFlag, byte[] message) {
+        return ByteBuffer.allocate(5 + message.length).put((byte) compressedFlag).putInt(message.length).put(message)
+                .array();
+    }
+
+    public static byte[] gzip(byte[] bytes) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (GZIPOutputStream gzip = new GZIPOutputStream(out)) {
+            gzip.write(bytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        vertx.close();
+    }
+}
