@@ -114,6 +114,22 @@ class OtlpGrpcToCollectorTest {
     }
 
     @Test
+    void pastTheQuotaACallIsResourceExhaustedWithTheSecondsLeftAsRetryInfo() throws Exception {
+        try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"),
+                Map.of("MCPD_QUOTA_PER_MINUTE", "1"));
+             GrpcClient grpc = new GrpcClient(collector.uri("/").getPort())) {
+            byte[] message = "m".getBytes(StandardCharsets.UTF_8);
+            assertEquals(0, grpc.call(GrpcClient.TRACES, Map.of(), framed(message)).grpcStatus());
+            GrpcClient.Reply refused = grpc.call(GrpcClient.TRACES, Map.of(), framed(message));
+            assertEquals(8, refused.grpcStatus(), "RESOURCE_EXHAUSTED: " + refused.grpcMessage());
+            long seconds = com.google.rpc.Status.parseFrom(refused.statusDetails()).getDetails(0)
+                    .unpack(com.google.rpc.RetryInfo.class).getRetryDelay().getSeconds();
+            assertTrue(seconds >= 1 && seconds <= 60, "come back when the minute is over: " + seconds);
+            assertEquals(1, stats(collector).batches());
+        }
+    }
+
+    @Test
     void exportsOverGrpcThroughARelayReachTheCollectorOnceEach() throws Exception {
         String name = "relayed-grpc-" + UUID.randomUUID();
         var spans = TELEMETRY.spans(name);

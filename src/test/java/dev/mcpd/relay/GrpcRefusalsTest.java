@@ -117,6 +117,16 @@ class GrpcRefusalsTest {
                 "the key is checked before the size");
     }
 
+    @Test
+    void aMessageThatDoesNotArriveInTimeIsDeadlineExceeded(@TempDir Path dir) {
+        try (RunningRelay slow = RunningRelay.start(dir, Map.of("MCPD_REQUEST_TIMEOUT_SECONDS", "1"));
+             GrpcClient client = new GrpcClient(slow.port())) {
+            GrpcClient.Reply reply = client.callStalled(GrpcClient.TRACES, new byte[] {0, 0, 0, 0, 100, 1, 2});
+            assertEquals(4, reply.grpcStatus(), "DEADLINE_EXCEEDED: " + reply.grpcMessage());
+            assertEquals(0, slow.spooled().size());
+        }
+    }
+
     // ---- a full spool ----
 
     static final RelayApplication.Tuning FAST = new RelayApplication.Tuning(

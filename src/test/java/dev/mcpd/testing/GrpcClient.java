@@ -82,6 +82,25 @@ public final class GrpcClient implements AutoCloseable {
         }
     }
 
+    /** A call that sends the first bytes of its body and then nothing more, never ending its stream. */
+    public Reply callStalled(String method, byte[] firstBytes) {
+        MultiMap headers = MultiMap.caseInsensitiveMultiMap().add("content-type", "application/grpc")
+                .add("te", "trailers");
+        try {
+            return client.request(new RequestOptions().setMethod(HttpMethod.POST).setHost("127.0.0.1").setPort(port)
+                            .setURI(method).setHeaders(headers))
+                    .compose(request -> {
+                        request.setChunked(true).write(Buffer.buffer(firstBytes));
+                        return request.response();
+                    })
+                    .compose(response -> response.body().map(answer -> new Reply(response.statusCode(),
+                            response.headers(), answer.getBytes(), response.trailers())))
+                    .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("gRPC call " + method + " failed: " + e, e);
+        }
+    }
+
     /** A message behind its gRPC length prefix (compressed flag 0). */
     public static byte[] framed(byte[] message) {
         return framed(0, message);
