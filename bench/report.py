@@ -459,8 +459,34 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""] + wan_section(res, plots_link) + large_bodies(res)
+    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res)
     return "\n".join(md)
+
+
+def grpc_section(res):
+    rows = res.kind("grpc-accept")
+    if not rows:
+        return []
+    md = ["## OTLP/gRPC beside OTLP/HTTP", "",
+          "The same 1 KiB message sent to `bin/mcpd relay` (upstream down: the accept path alone) as an OTLP/gRPC "
+          "Export call (`…TraceService/Export`, `application/grpc`) and as `POST /v1/traces` "
+          "(`application/x-protobuf`), by the same HTTP/2 client (h2load, cleartext), alternating; each call is "
+          "durable before its answer either way (run " + rows[0]["date"] + ", `bench/run.sh --only grpc` measures "
+          "this phase alone). \"accepted\" is the spool's own count against the requests h2load completed (h2load "
+          "counts any HTTP 200, which a gRPC refusal is too).", "",
+          "| shape | OTLP/HTTP req/s | OTLP/gRPC req/s | gRPC / HTTP | accepted / completed |",
+          "|---|---|---|---|---|"]
+    shapes = sorted({(r["connections"], r["streams"]) for r in rows}, key=lambda s: -s[0])
+    for connections, streams in shapes:
+        http = [r for r in rows if r["protocol"] == "http" and (r["connections"], r["streams"]) == (connections, streams)]
+        grpc = [r for r in rows if r["protocol"] == "grpc" and (r["connections"], r["streams"]) == (connections, streams)]
+        accepted = sum(r["accepted"] for r in http + grpc)
+        completed = sum(r["requests"] for r in http + grpc)
+        md.append(f"| {connections} connections × {streams} stream{'s' if streams > 1 else ''} | "
+                  f"{spread(r['rps'] for r in http)} | {spread(r['rps'] for r in grpc)} | "
+                  f"{ratio(median(r['rps'] for r in grpc), median(r['rps'] for r in http))} | "
+                  f"{num(accepted)} / {num(completed)} |")
+    return md + [""]
 
 
 def large_bodies(res):

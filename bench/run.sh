@@ -7,17 +7,18 @@
 # delivery, backlogs of 0 / 100 000 / 1 000 000 waiting entries (restart time, accept rate, drain), and the collector
 # on SQLite and PostgreSQL, and large bodies in flight (40 concurrent 16 MiB uploads: answers and peak RSS at three
 # heap sizes), and delivery across a long link (bench/wan.py: the relay ships through a delaying TCP proxy at RTT
-# 0 / 20 / 80 / 200 ms to mcpd serve on SQLite and PostgreSQL, in batches, and to nginx, one request per entry).
+# 0 / 20 / 80 / 200 ms to mcpd serve on SQLite and PostgreSQL, in batches, and to nginx, one request per entry), and
+# OTLP/gRPC Export calls beside OTLP/HTTP requests of the same message (h2load, both over HTTP/2).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only large-bodies | --only wan]
+# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only large-bodies | --only wan
+#   --only large-bodies | --only wan | --only grpc
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
-# Installs wrk, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
+# Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -25,11 +26,11 @@ root=$(cd "$here/.." && pwd)
 quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
-  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || {
-            echo "usage: bench/run.sh --only large-bodies|wan" >&2; exit 2; }
+  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || {
+            echo "usage: bench/run.sh --only large-bodies|wan|grpc" >&2; exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan]" >&2; exit 2 ;;
+  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc]" >&2; exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
 
@@ -49,6 +50,7 @@ connections=64
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
+command -v h2load >/dev/null || need+=(nghttp2-client)
 command -v nginx >/dev/null || need+=(nginx)
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 command -v curl >/dev/null || need+=(curl)
@@ -314,6 +316,47 @@ if want large-bodies; then
     large_bodies xmx384m "-Xmx384m" "$count"
     large_bodies xmx256m "-Xmx256m" "$count"
   done
+fi
+
+# --- OTLP/gRPC beside OTLP/HTTP: the same 1 KiB message to the same relay with the same HTTP/2 client (h2load, h2c) ---
+# As Export calls to .../TraceService/Export and as POST /v1/traces (application/x-protobuf), alternating, in two
+# shapes: 64 connections with one stream each, and 4 connections with 16 streams each (one gRPC channel per sender
+# multiplexes its calls). The relay's upstream is down: this is the accept path alone. The relay was warmed by a run
+# of each first. h2load counts an HTTP 200 as a success, which a gRPC refusal also is, so the spool's own count of
+# accepted requests is recorded beside it.
+grpc_load() { # grpc_load PROTOCOL CONNECTIONS STREAMS SECONDS
+  local before out rate total
+  before=$(metric mcpd_relay_accepted_total)
+  if [ "$1" = grpc ]; then
+    out=$(h2load -D "$4" -c "$2" -m "$3" -d "$work/message.grpc" -H 'content-type: application/grpc' \
+      -H 'te: trailers' "http://127.0.0.1:$relay_port/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+  else
+    out=$(h2load -D "$4" -c "$2" -m "$3" -d "$work/message.pb" \
+      -H 'content-type: application/x-protobuf' "http://127.0.0.1:$relay_port/v1/traces")
+  fi
+  rate=$(awk '/^finished in/ {gsub(",", "", $4); print $4}' <<<"$out")
+  total=$(awk '/^requests:/ {print $2}' <<<"$out")
+  record "{\"kind\":\"grpc-accept\",\"protocol\":\"$1\",\"connections\":$2,\"streams\":$3,\"seconds\":$4,\"rps\":$rate,\"requests\":$total,\"accepted\":$(($(metric mcpd_relay_accepted_total) - before)),\"date\":\"$(date -u +%Y-%m-%dT%H:%MZ)\"}"
+}
+if want grpc; then
+  say "grpc: Export calls beside POST /v1/traces, $reps × ${seconds} s per protocol and shape"
+  python3 -c "
+import os, struct, sys
+message = os.urandom(1024)
+open(sys.argv[1] + '/message.pb', 'wb').write(message)
+open(sys.argv[1] + '/message.grpc', 'wb').write(b'\\0' + struct.pack('>I', len(message)) + message)" "$work"
+  rm -rf "$work/grpc"
+  start_relay "$work/grpc" 18189 # nothing listens there
+  grpc_load http 64 1 "$relay_warmup" >/dev/null
+  grpc_load grpc 64 1 "$relay_warmup" >/dev/null
+  sed -i '/"kind":"grpc-accept"/d' "$results" # the warm-up runs
+  for rep in $(seq 1 "$reps"); do
+    for shape in "64 1" "4 16"; do
+      grpc_load http $shape "$seconds"
+      grpc_load grpc $shape "$seconds"
+    done
+  done
+  stop_relay
 fi
 
 # --- delivery across a long link: bench/wan.py through bench/delay_proxy.py ----------------------------------------

@@ -1,6 +1,7 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RelayBatch;
@@ -29,10 +30,12 @@ public final class CollectorBeans implements AutoCloseable {
     private final JdbcStore store;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final CollectorMetrics metrics = new CollectorMetrics(registry);
+    private final IngestTally ingestTally = new IngestTally();
 
     private CollectorBeans(McpdConfig config, JdbcStore store) {
         this.config = config;
         this.store = store;
+        ingestTally.bindTo(registry);
     }
 
     /** Opens the store named by {@code --data} and brings its schema up to date. */
@@ -55,6 +58,7 @@ public final class CollectorBeans implements AutoCloseable {
         // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
         bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store), "h2c " + RelayBatch.CAPABILITY));
         bind.accept("metricsScrape", new MetricsScrape(registry));
+        bind.accept("ingestTally", ingestTally);
     }
 
     public JdbcStore store() {

@@ -13,6 +13,7 @@ import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttpBinding;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
+import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RolePaths;
@@ -51,6 +52,7 @@ public final class RelayBeans implements AutoCloseable {
     private final DeliveryWorkers workers;
     private final UpstreamHttpBinding httpBinding;
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final IngestTally ingestTally = new IngestTally();
 
     private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
         this.config = config;
@@ -62,6 +64,7 @@ public final class RelayBeans implements AutoCloseable {
         this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight());
         this.workers = new DeliveryWorkers(config.workers());
         RelayMetrics.bind(metrics, spool, board, deadLetters, tuning.clock());
+        ingestTally.bindTo(metrics);
     }
 
     /** Opens the spool (recovering what an earlier run left) and its dead letters. */
@@ -97,6 +100,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers, tuning.clock()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
         bind.accept("metricsScrape", new MetricsScrape(metrics));
+        bind.accept("ingestTally", ingestTally);
     }
 
     /** The properties the relay's routes read as {@code {{…}}}, and the tuning's Camel settings. */

@@ -158,18 +158,33 @@ class GrpcIngestTest {
         System.arraycopy(framed(message), 0, twoMessages, 0, 5 + message.length);
         System.arraycopy(framed(message), 0, twoMessages, 5 + message.length, 5 + message.length);
         byte[] shortOfItsLength = java.util.Arrays.copyOf(framed(message), 5 + message.length - 3);
-        Map<String, byte[]> bodies = Map.of(
-                "no prefix", new byte[] {0, 0},
-                "two messages in a unary call", twoMessages,
-                "shorter than its length", shortOfItsLength,
-                "compressed flag 2", framed(2, message),
-                "compressed without a grpc-encoding", framed(1, gzip(message)));
-        bodies.forEach((what, body) -> {
-            GrpcClient.Reply reply = grpc.call(GrpcClient.TRACES, Map.of(), body);
-            assertEquals(3, reply.grpcStatus(), what + ": INVALID_ARGUMENT; " + reply.grpcMessage());
-            assertEquals(1, reply.grpcMessage().lines().count(), what + ": one line");
-        });
-        assertEquals(before, relay.spooled().size());
+        byte[] hugeLength = framed(message);
+        java.nio.ByteBuffer.wrap(hugeLength).putInt(1, -1); // 4 GiB - 1 declared on 10 bytes
+        Map<String, byte[]> bodies = new java.util.LinkedHashMap<>();
+        bodies.put("an empty body", new byte[0]);
+        bodies.put("2 bytes, no prefix", new byte[] {0, 0});
+        bodies.put("two messages in a unary call", twoMessages);
+        bodies.put("a message shorter than its length prefix", shortOfItsLength);
+        bodies.put("compressed flag 2", framed(2, message));
+        bodies.put("a compressed message without grpc-encoding", framed(1, gzip(message)));
+        bodies.put("a length prefix of 4 GiB on 10 bytes", hugeLength);
+
+        List<String> observed = new java.util.ArrayList<>();
+        boolean all = true;
+        for (Map.Entry<String, byte[]> body : bodies.entrySet()) {
+            GrpcClient.Reply reply = grpc.call(GrpcClient.TRACES, Map.of(), body.getValue());
+            int expected = body.getKey().startsWith("a length prefix of 4 GiB") ? 8 : 3;
+            observed.add(body.getKey() + " → " + reply.grpcStatus() + " " + reply.grpcMessage());
+            all &= reply.httpStatus() == 200 && reply.grpcStatus() == expected
+                    && reply.grpcMessage().lines().count() == 1 && !reply.grpcMessage().contains("Exception");
+        }
+        int after = relay.spooled().size();
+        dev.mcpd.testing.ReliabilityReport.assertHostile("g1", "OTLP/gRPC Export calls whose framing cannot be read: "
+                        + String.join(", ", bodies.keySet()),
+                "INVALID_ARGUMENT (3) each, RESOURCE_EXHAUSTED (8) for the 4 GiB length, with a one-line"
+                        + " grpc-message; nothing spooled",
+                String.join("; ", observed) + (after == before ? "; nothing spooled" : "; SPOOLED"),
+                all && after == before);
     }
 
     @Test
@@ -193,6 +208,27 @@ class GrpcIngestTest {
         assertTrue(answer.startsWith("HTTP/1.1 400 "), answer);
         assertTrue(answer.contains("carried by HTTP/2"), answer);
         assertEquals(before, relay.spooled().size());
+    }
+
+    @Test
+    void answersAreCountedByProtocolAndOutcome() throws Exception {
+        double acceptedBefore = ingestRequests("grpc", "accepted");
+        double refusedBefore = ingestRequests("grpc", "refused");
+        double httpBefore = ingestRequests("http", "accepted");
+
+        assertEquals(0, grpc.call(GrpcClient.TRACES, Map.of(), framed(new byte[] {1})).grpcStatus());
+        assertEquals(12, grpc.call("/x.Y/Z", Map.of(), framed(new byte[] {1})).grpcStatus());
+
+        assertEquals(acceptedBefore + 1, ingestRequests("grpc", "accepted"));
+        assertEquals(refusedBefore + 1, ingestRequests("grpc", "refused"));
+        assertEquals(httpBefore, ingestRequests("http", "accepted"), "no HTTP request was counted");
+    }
+
+    static double ingestRequests(String protocol, String outcome) throws Exception {
+        String text = dev.mcpd.testing.TestTuning.HTTP.send(java.net.http.HttpRequest.newBuilder(relay.uri("/metrics"))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        return Scrape.of(text).value("mcpd_ingest_requests_total{outcome=\"" + outcome + "\",protocol=\"" + protocol
+                + "\"}").orElseThrow(() -> new AssertionError("no mcpd_ingest_requests_total sample:\n" + text));
     }
 
     // ---- helpers ----
