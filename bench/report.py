@@ -463,6 +463,12 @@ def report(res, plots_dir, plots_link):
     return "\n".join(md)
 
 
+def cpu_per_request(runs):
+    """The median of the relay's CPU time per accepted request, in microseconds."""
+    runs = [r for r in runs if "relay_cpu_ticks" in r and r["accepted"]]
+    return spread((r["relay_cpu_ticks"] / r["ticks_per_s"] * 1e6 / r["accepted"] for r in runs), "{:,.0f}")
+
+
 def grpc_section(res):
     rows = res.kind("grpc-accept")
     if not rows:
@@ -472,10 +478,13 @@ def grpc_section(res):
           "Export call (`…TraceService/Export`, `application/grpc`) and as `POST /v1/traces` "
           "(`application/x-protobuf`), by the same HTTP/2 client (h2load, cleartext), alternating; each call is "
           "durable before its answer either way (run " + rows[0]["date"] + ", `bench/run.sh --only grpc` measures "
-          "this phase alone). \"accepted\" is the spool's own count against the requests h2load completed (h2load "
-          "counts any HTTP 200, which a gRPC refusal is too).", "",
-          "| shape | OTLP/HTTP req/s | OTLP/gRPC req/s | gRPC / HTTP | accepted / completed |",
-          "|---|---|---|---|---|"]
+          "this phase alone). h2load and the relay share the machine's two cores, so the relay's own CPU time per "
+          "request (user + system, from /proc) is given beside the rates. \"accepted\" is the spool's own count "
+          "against the requests h2load completed (h2load counts any HTTP 200, which a gRPC refusal is too; calls in "
+          "flight when a run's time is up are accepted but not counted as completed).", "",
+          "| shape | OTLP/HTTP req/s | OTLP/gRPC req/s | gRPC / HTTP | relay CPU µs per request, HTTP / gRPC | "
+          "accepted / completed |",
+          "|---|---|---|---|---|---|"]
     shapes = sorted({(r["connections"], r["streams"]) for r in rows}, key=lambda s: -s[0])
     for connections, streams in shapes:
         http = [r for r in rows if r["protocol"] == "http" and (r["connections"], r["streams"]) == (connections, streams)]
@@ -485,7 +494,7 @@ def grpc_section(res):
         md.append(f"| {connections} connections × {streams} stream{'s' if streams > 1 else ''} | "
                   f"{spread(r['rps'] for r in http)} | {spread(r['rps'] for r in grpc)} | "
                   f"{ratio(median(r['rps'] for r in grpc), median(r['rps'] for r in http))} | "
-                  f"{num(accepted)} / {num(completed)} |")
+                  f"{cpu_per_request(http)} / {cpu_per_request(grpc)} | {num(accepted)} / {num(completed)} |")
     return md + [""]
 
 

@@ -325,8 +325,9 @@ fi
 # of each first. h2load counts an HTTP 200 as a success, which a gRPC refusal also is, so the spool's own count of
 # accepted requests is recorded beside it.
 grpc_load() { # grpc_load PROTOCOL CONNECTIONS STREAMS SECONDS
-  local before out rate total
+  local before ticks out rate total
   before=$(metric mcpd_relay_accepted_total)
+  ticks=$(cpu_ticks "$relay_pid")
   if [ "$1" = grpc ]; then
     out=$(h2load -D "$4" -c "$2" -m "$3" -d "$work/message.grpc" -H 'content-type: application/grpc' \
       -H 'te: trailers' "http://127.0.0.1:$relay_port/opentelemetry.proto.collector.trace.v1.TraceService/Export")
@@ -336,7 +337,8 @@ grpc_load() { # grpc_load PROTOCOL CONNECTIONS STREAMS SECONDS
   fi
   rate=$(awk '/^finished in/ {gsub(",", "", $4); print $4}' <<<"$out")
   total=$(awk '/^requests:/ {print $2}' <<<"$out")
-  record "{\"kind\":\"grpc-accept\",\"protocol\":\"$1\",\"connections\":$2,\"streams\":$3,\"seconds\":$4,\"rps\":$rate,\"requests\":$total,\"accepted\":$(($(metric mcpd_relay_accepted_total) - before)),\"date\":\"$(date -u +%Y-%m-%dT%H:%MZ)\"}"
+  ticks=$(($(cpu_ticks "$relay_pid") - ticks)) # the relay's own CPU (user + system), in clock ticks
+  record "{\"kind\":\"grpc-accept\",\"protocol\":\"$1\",\"connections\":$2,\"streams\":$3,\"seconds\":$4,\"rps\":$rate,\"requests\":$total,\"accepted\":$(($(metric mcpd_relay_accepted_total) - before)),\"relay_cpu_ticks\":$ticks,\"ticks_per_s\":$(getconf CLK_TCK),\"date\":\"$(date -u +%Y-%m-%dT%H:%MZ)\"}"
 }
 if want grpc; then
   say "grpc: Export calls beside POST /v1/traces, $reps × ${seconds} s per protocol and shape"
