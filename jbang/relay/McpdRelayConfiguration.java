@@ -36,6 +36,6 @@ public class McpdRelayConfiguration implements CamelConfiguration {
         RoleHost.bindShared(config, RelayBeans.PATHS, camel.getRegistry()::bind);
         beans.bindTo(camel.getRegistry()::bind);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
-        JBangListen.servingGate(camel, config.listen().port(), RelayBeans.PATHS);
+        JBangListen.servingGate(camel, config.listen().port(), RelayBeans.PATHS, beans.ownGets());
     }
 }

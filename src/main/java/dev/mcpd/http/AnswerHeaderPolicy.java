@@ -13,7 +13,7 @@ import org.apache.camel.spi.HeaderFilterStrategy;
 public final class AnswerHeaderPolicy implements HeaderFilterStrategy {
 
     private static final Set<String> ANSWER_HEADERS = Set.of("content-type", "retry-after", "mcpd-relay", "allow",
-            "mcpd-capabilities", "grpc-accept-encoding");
+            "mcpd-capabilities", "grpc-accept-encoding", "mcpd-relay-seq", "mcpd-relay-id");
 
     @Override
     public boolean applyFilterToCamelHeaders(String headerName, Object headerValue, Exchange exchange) {

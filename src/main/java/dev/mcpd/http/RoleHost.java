@@ -1,5 +1,9 @@
 package dev.mcpd.http;
 
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.core.Handler;
 import dev.mcpd.config.McpdConfig;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
@@ -37,6 +41,7 @@ public final class RoleHost {
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final ListenerVertx vertx;
     private volatile ServingGate gate;
+    private final Map<String, Handler<RoutingContext>> ownGets = new ConcurrentHashMap<>();
     /** Set by the first sign of a stop (SIGTERM, SIGINT), even while the server is still starting. */
     private final AtomicBoolean stopRequested = new AtomicBoolean();
 
@@ -63,7 +68,8 @@ public final class RoleHost {
                 // Resources (the spool, the store) close with the Camel context, after the routes stopped: within a
                 // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
                 try {
-                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port(), paths, stopRequested);
+                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port(), paths, stopRequested,
+                            ownGets);
                     configured.getCamelContext().addService(new ResourceCloser());
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot tie resources to the Camel context", e);
@@ -97,6 +103,12 @@ public final class RoleHost {
     /** A server for a role whose routes live in {@code routes/<role>/}. */
     public static RoleHost forRole(String role, RolePaths paths, McpdConfig config) {
         return new RoleHost(role, paths, config);
+    }
+
+    /** Serves {@code GET path} with a Vert.x handler of the role's own (one whose answer waits: see ServingGate). */
+    public RoleHost ownGet(String path, Handler<RoutingContext> handler) {
+        ownGets.put(path, handler);
+        return this;
     }
 
     /** Makes a bean available to the routes under its name. */

@@ -1,6 +1,7 @@
 package dev.mcpd.http;
 
 import dev.mcpd.config.Secret;
+import io.vertx.core.http.HttpServerRequest;
 import java.util.Optional;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
@@ -29,17 +30,30 @@ public final class SenderKeyCheck implements Processor {
         if (ingestKey.isEmpty()) {
             return;
         }
-        Secret key = ingestKey.get();
-        var request = VertxExchange.request(exchange);
+        String verified = verifiedHeader(VertxExchange.request(exchange));
+        if (verified == null) {
+            throw IngestRefusal.unauthorized();
+        }
+        exchange.setProperty(VERIFIED_HEADER, verified);
+    }
+
+    /** Whether the request may be served: it presents the key, or no key is configured. */
+    public boolean admits(HttpServerRequest request) {
+        return ingestKey.isEmpty() || verifiedHeader(request) != null;
+    }
+
+    /** The header whose value is the configured key ({@code Authorization} or {@code x-mcpd-key}), or null. */
+    private String verifiedHeader(HttpServerRequest request) {
+        Secret key = ingestKey.orElseThrow();
         String bearer = bearerToken(request.getHeader("Authorization"));
         String header = request.getHeader("x-mcpd-key");
         // Both are compared (in constant time) whatever the first gives, so timing tells nothing.
         boolean bearerMatches = bearer != null && key.matches(bearer);
         boolean headerMatches = header != null && key.matches(header);
         if (!(bearerMatches || headerMatches)) {
-            throw IngestRefusal.unauthorized();
+            return null;
         }
-        exchange.setProperty(VERIFIED_HEADER, bearerMatches ? "Authorization" : "x-mcpd-key");
+        return bearerMatches ? "Authorization" : "x-mcpd-key";
     }
 
     private static String bearerToken(String authorization) {

@@ -1,7 +1,9 @@
 package dev.mcpd.http;
 
+import io.vertx.core.Handler;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpRouter;
@@ -26,13 +28,15 @@ public final class ServingGate extends EventNotifierSupport {
 
     private final int port;
     private final RolePaths paths;
+    private final Map<String, Handler<RoutingContext>> ownGets;
     private final AtomicBoolean routesUp = new AtomicBoolean();
     private final AtomicBoolean stopping;
     private volatile boolean installed;
 
-    private ServingGate(int port, RolePaths paths, AtomicBoolean stopping) {
+    private ServingGate(int port, RolePaths paths, AtomicBoolean stopping, Map<String, Handler<RoutingContext>> ownGets) {
         this.port = port;
         this.paths = paths;
+        this.ownGets = Map.copyOf(ownGets);
         this.stopping = stopping;
         // Only context events matter here. A notifier that takes exchange events makes Camel build and dispatch
         // several per request (measured: a few percent of the relay's CPU at saturation).
@@ -48,7 +52,16 @@ public final class ServingGate extends EventNotifierSupport {
      * arrives while the context is still starting sets it at once, so the port answers "stopping" from that moment.
      */
     public static ServingGate on(CamelContext context, int port, RolePaths paths, AtomicBoolean stopping) {
-        ServingGate gate = new ServingGate(port, paths, stopping);
+        return on(context, port, paths, stopping, Map.of());
+    }
+
+    /**
+     * As {@link #on(CamelContext, int, RolePaths, AtomicBoolean)}, with {@code GET} endpoints of the role's own served by
+     * Vert.x handlers rather than routes: those whose answers wait, so that a waiting caller holds no worker thread.
+     */
+    public static ServingGate on(CamelContext context, int port, RolePaths paths, AtomicBoolean stopping,
+                                 Map<String, Handler<RoutingContext>> ownGets) {
+        ServingGate gate = new ServingGate(port, paths, stopping, ownGets);
         context.getManagementStrategy().addEventNotifier(gate);
         return gate;
     }
@@ -98,6 +111,7 @@ public final class ServingGate extends EventNotifierSupport {
                 ctx.next();
             }
         });
+        ownGets.forEach((path, handler) -> router.get(path).order(Integer.MIN_VALUE + 1).handler(handler));
         router.route().last().handler(ctx -> {
             String path = ctx.request().path();
             boolean getPath = paths.isReserved(path);

@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
 public final class SpoolWriteStep implements Processor {
 
 
+    /** Exchange property: the sequence number the spool gave the entry ({@code mcpd-relay-seq}). */
+    public static final String SEQ = "mcpd.seq";
+
     /** A full disk fails every request: one line a second tells the story. */
     private static final RateLimitedLog LOG =
             new RateLimitedLog(LoggerFactory.getLogger(SpoolWriteStep.class), Duration.ofSeconds(1));
@@ -55,7 +58,7 @@ public final class SpoolWriteStep implements Processor {
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class));
         try {
-            spool.append(entry).get();
+            exchange.setProperty(SEQ, spool.append(entry).get().seq());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SpoolFullException) {
                 throw IngestRefusal.spoolFull(false);

@@ -17,7 +17,8 @@ import org.apache.camel.Processor;
 /**
  * {@code GET /relay/status} (SPEC §10, first bullet): what the relay is doing, as JSON — every upstream's state
  * ({@code up}, {@code waiting} until when and why, {@code down}), its last status and latency, consecutive failures
- * and counts; the spool (entries, bytes, bound, oldest age, dead letters); the delivery workers. No key appears.
+ * and counts; the spool (entries, bytes, bound, oldest age, dead letters); the delivery barrier (the relay's id, the
+ * newest sequence number handed out, the oldest still waiting, callers waiting); the delivery workers. No key appears.
  */
 public final class RelayStatus implements Processor {
 
@@ -78,6 +79,16 @@ public final class RelayStatus implements Processor {
         spoolNode.put("deadLetters", deadLetters.count());
         spoolNode.put("accepted", spool.accepted());
         spoolNode.put("refusedFull", spool.refusedFull());
+        ObjectNode syncNode = root.putObject("sync");
+        syncNode.put("relay", spool.id());
+        syncNode.put("newestSeq", spool.newestSeq());
+        long oldest = spool.oldestWaitingSeq();
+        if (oldest >= 0) {
+            syncNode.put("oldestWaitingSeq", oldest);
+        } else {
+            syncNode.putNull("oldestWaitingSeq");
+        }
+        syncNode.put("waiters", spool.awaiting());
         ObjectNode workersNode = root.putObject("workers");
         workersNode.put("total", workers.total());
         workersNode.put("busy", workers.busy());

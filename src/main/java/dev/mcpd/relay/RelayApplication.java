@@ -85,6 +85,7 @@ public final class RelayApplication implements AutoCloseable {
         }
         RoleHost server = RoleHost.forRole("relay", RelayBeans.PATHS, config).closeWith(beans);
         beans.bindTo(server::bind);
+        beans.ownGets().forEach(server::ownGet);
         beans.properties().forEach(server::property);
         Main main = server.start();
         LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listen(), config.relaySpoolDir(),

@@ -1,5 +1,9 @@
 package dev.mcpd.relay;
 
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.core.Handler;
+import dev.mcpd.http.SenderKeyCheck;
+import dev.mcpd.observability.RelaySync;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.DeliveredHeaders;
@@ -53,6 +57,7 @@ public final class RelayBeans implements AutoCloseable {
     private final UpstreamHttpBinding httpBinding;
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final IngestTally ingestTally = new IngestTally();
+    private final RelaySync relaySync;
 
     private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
         this.config = config;
@@ -65,6 +70,7 @@ public final class RelayBeans implements AutoCloseable {
         this.workers = new DeliveryWorkers(config.workers());
         RelayMetrics.bind(metrics, spool, board, deadLetters, tuning.clock());
         ingestTally.bindTo(metrics);
+        this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingestKey()), metrics);
     }
 
     /** Opens the spool (recovering what an earlier run left) and its dead letters. */
@@ -84,7 +90,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spoolAdmission", new SpoolAdmission(spool));
         bind.accept("idempotencyKey", new IdempotencyKey());
         bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
-        bind.accept("ingestAnswer", new IngestAnswer());
+        bind.accept("ingestAnswer", new IngestAnswer(spool.id()));
         // delivery
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
                 DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
@@ -113,6 +119,11 @@ public final class RelayBeans implements AutoCloseable {
 
     public Spool spool() {
         return spool;
+    }
+
+    /** The relay's GET endpoints served by Vert.x handlers of their own: {@code /relay/sync}, whose callers wait. */
+    public Map<String, Handler<RoutingContext>> ownGets() {
+        return Map.of(RelaySync.PATH, relaySync);
     }
 
     public UpstreamBoard board() {

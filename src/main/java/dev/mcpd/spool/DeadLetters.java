@@ -12,6 +12,8 @@ import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -40,6 +42,8 @@ public final class DeadLetters {
     private final Path dir;
     private final AtomicLong count = new AtomicLong();
     private final AtomicLong keptSinceStart = new AtomicLong();
+    /** The sequence numbers of the entries held, for the barrier's {@code deadLettered} count. */
+    private final ConcurrentSkipListSet<Long> seqs = new ConcurrentSkipListSet<>();
 
     public DeadLetters(Path relaySpoolDir) throws IOException {
         this.dir = relaySpoolDir.resolve("dead");
@@ -51,6 +55,7 @@ public final class DeadLetters {
                     Files.delete(file); // a write a crash interrupted; its entry is still in the spool
                 } else if (name.endsWith(".entry")) {
                     count.incrementAndGet();
+                    seqOf(name).ifPresent(seqs::add);
                 }
             }
         }
@@ -86,7 +91,22 @@ public final class DeadLetters {
         if (!replacing) {
             count.incrementAndGet();
         }
+        seqs.add(entry.seq());
         keptSinceStart.incrementAndGet();
+    }
+
+    /** Entries held in dead/ whose sequence number is at most {@code seq}. */
+    public long countThrough(long seq) {
+        return seqs.headSet(seq, true).size();
+    }
+
+    private static OptionalLong seqOf(String entryFileName) {
+        try {
+            return OptionalLong.of(Long.parseLong(entryFileName.substring(0,
+                    entryFileName.length() - ".entry".length())));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty(); // not one of ours
+        }
     }
 
     private byte[] describe(SpoolEntry entry, Refusal refusal) throws IOException {

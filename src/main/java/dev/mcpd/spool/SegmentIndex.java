@@ -126,6 +126,24 @@ final class SegmentIndex implements Closeable {
         return firstNotDone < count ? receivedAt[firstNotDone] : -1;
     }
 
+    /** Sequence number of the oldest entry not done, or -1. */
+    long oldestWaitingSeq() {
+        advancePastDone();
+        return firstNotDone < count ? seqs[firstNotDone] : -1;
+    }
+
+    /** Entries not done whose sequence number is at most {@code seq}. */
+    int waitingThrough(long seq) {
+        advancePastDone();
+        int waiting = 0;
+        for (int i = firstNotDone; i < count && seqs[i] <= seq; i++) {
+            if (!done.get(i)) {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
     /**
      * Marks the entry done and records it in the acknowledgement log; false if it already was. An acknowledgement that
      * cannot be written (the directory gone or read-only) is logged, not thrown: the entry is done all the same, and

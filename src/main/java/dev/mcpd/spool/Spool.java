@@ -98,6 +98,10 @@ public final class Spool implements Closeable {
     private volatile boolean closed;
     private SegmentWriter writer;
     private long nextSeq;
+    /** The highest sequence number handed out (committed), this run or an earlier one. */
+    private volatile long newestSeq;
+    private String id;
+    private final DrainBarrier barrier = new DrainBarrier();
 
     /** Acknowledgements are forced at least this often while any are pending. */
     static final Duration ACK_FLUSH_INTERVAL = Duration.ofMillis(200);
@@ -167,6 +171,7 @@ public final class Spool implements Closeable {
     static Spool open(Path dir, Options options, WriteChannels channels) throws IOException {
         Spool spool = new Spool(dir, options, channels);
         spool.adopt(SpoolRecovery.recover(dir, channels));
+        spool.id = SpoolIdentity.readOrCreate(dir);
         spool.committer.start();
         return spool;
     }
@@ -176,6 +181,8 @@ public final class Spool implements Closeable {
         active = recovered.active();
         writer = recovered.writer();
         nextSeq = recovered.nextSeq();
+        // Every number below the new segment's name may have been handed out before (it is never given again).
+        newestSeq = nextSeq - 1;
         entries.set(recovered.entries());
         bytes.set(recovered.bytes());
         bound.recovered(recovered.bytes());
@@ -355,6 +362,7 @@ public final class Spool implements Closeable {
         } finally {
             lock.unlock();
         }
+        barrier.passed(oldestWaitingSeq());
     }
 
     /**
@@ -377,6 +385,7 @@ public final class Spool implements Closeable {
 
     /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */
     public void done(long seq) throws IOException {
+        long oldestWaiting;
         lock.lock();
         try {
             Handout handout = handedOut.remove(seq);
@@ -393,9 +402,78 @@ public final class Spool implements Closeable {
                 segments.remove(segment.firstSeq);
                 segment.delete();
             }
+            oldestWaiting = barrier.waiters() == 0 ? -1 : oldestWaitingSeqLocked();
         } finally {
             lock.unlock();
         }
+        barrier.passed(oldestWaiting);
+    }
+
+    /** This spool's identity ({@code mcpd-relay-id}): made with the spool, the same across restarts and crashes. */
+    public String id() {
+        return id;
+    }
+
+    /** The highest sequence number handed out so far, by this run or an earlier one on this spool; 0 if none. */
+    public long newestSeq() {
+        return newestSeq;
+    }
+
+    /** Sequence number of the oldest entry still in the spool (handed out or not), or -1 when there is none. */
+    public long oldestWaitingSeq() {
+        lock.lock();
+        try {
+            return oldestWaitingSeqLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long oldestWaitingSeqLocked() {
+        for (SegmentIndex segment : segments.values()) {
+            long oldest = segment.oldestWaitingSeq();
+            if (oldest >= 0) {
+                return oldest;
+            }
+        }
+        return -1;
+    }
+
+    /** Entries still in the spool whose sequence number is at most {@code seq}. */
+    public long waitingThrough(long seq) {
+        lock.lock();
+        try {
+            long waiting = 0;
+            for (SegmentIndex segment : segments.headMap(seq, true).values()) {
+                waiting += segment.waitingThrough(seq);
+            }
+            return waiting;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Completes once no entry with a sequence number up to {@code seq} is left in the spool (each was delivered or
+     * moved to dead/), at once if none is now. A caller that stops waiting first calls {@link #stopAwaiting}.
+     */
+    public CompletableFuture<Void> awaitLeft(long seq) {
+        CompletableFuture<Void> drained = barrier.join(seq);
+        long oldest = oldestWaitingSeq(); // after joining: an entry done in between is not missed
+        if (oldest < 0 || oldest > seq) {
+            barrier.passed(oldest);
+        }
+        return drained;
+    }
+
+    /** A caller of {@link #awaitLeft} for {@code seq} stops waiting; {@code drained} is the future it was given. */
+    public void stopAwaiting(long seq, CompletableFuture<Void> drained) {
+        barrier.leave(seq, drained);
+    }
+
+    /** Callers waiting in {@link #awaitLeft} now. */
+    public int awaiting() {
+        return barrier.waiters();
     }
 
     /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
@@ -511,6 +589,7 @@ public final class Spool implements Closeable {
             } finally {
                 lock.unlock();
             }
+            newestSeq = first + batch.size() - 1;
             for (int i = 0; i < batch.size(); i++) {
                 EntryLocation entry = written.get(i);
                 // The reservation was computed without encoding: should it ever differ, the stored size wins.

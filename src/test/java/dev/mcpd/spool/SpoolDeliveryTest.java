@@ -158,7 +158,8 @@ class SpoolDeliveryTest {
             for (Optional<SpoolEntry> e = spool.next(SHORT); e.isPresent(); e = spool.next(SHORT)) {
                 spool.done(e.get().seq());
             }
-            List<Path> left = Files.list(dir).filter(f -> !Files.isDirectory(f)).toList();
+            List<Path> left = Files.list(dir).filter(f -> !Files.isDirectory(f))
+                    .filter(f -> !f.getFileName().toString().equals(SpoolIdentity.FILE)).toList(); // the spool's id
             List<Path> segments = SegmentScan.segmentsIn(dir);
             assertEquals(1, segments.size(), "only the segment taking appends is left: " + left);
             String activeBase = segments.get(0).getFileName().toString().replace(".seg", "");

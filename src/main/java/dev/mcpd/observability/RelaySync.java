@@ -1,0 +1,176 @@
+package dev.mcpd.observability;
+
+import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.SenderKeyCheck;
+import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.Spool;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.MultiMap;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code GET /relay/sync?seq=N[&relay=ID][&timeout=DURATION]} (SPEC §10.3): answers once no entry with a sequence number
+ * up to N is left in the spool — each delivered or moved to dead/ — or when the timeout passes first (504). Checked
+ * at once, before any wait: the ingest key (401), the parameters (400), the relay's id (421), whether N was ever handed
+ * out (409). It sends nothing to any upstream.
+ *
+ * <p>Why a Vert.x handler and not a Camel route: platform-http runs every exchange on one of its worker threads and
+ * holds it until the route is done, so a thousand waiters would hold a thousand threads and the senders' requests
+ * would queue behind them. Here a waiter is a callback on the spool's drain barrier and a timer: it holds no thread,
+ * and it is woken when the oldest waiting entry passes its N.
+ */
+public final class RelaySync implements Handler<RoutingContext> {
+
+    public static final String PATH = "/relay/sync";
+    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+    static final Duration MAX_TIMEOUT = Duration.ofSeconds(60);
+    private static final Pattern SEQ = Pattern.compile("[0-9]{1,18}");
+    private static final Pattern ID = Pattern.compile("[0-9a-f]{32}");
+    private static final Pattern DURATION = Pattern.compile("([0-9]{1,9})(ms|s)");
+    private static final Set<String> PARAMETERS = Set.of("seq", "relay", "timeout");
+
+    private final Spool spool;
+    private final DeadLetters deadLetters;
+    private final SenderKeyCheck keyCheck;
+    private final Timer waits;
+
+    public RelaySync(Spool spool, DeadLetters deadLetters, SenderKeyCheck keyCheck, MeterRegistry registry) {
+        this.spool = spool;
+        this.deadLetters = deadLetters;
+        this.keyCheck = keyCheck;
+        Gauge.builder("mcpd.relay.sync.waiters", spool, Spool::awaiting)
+                .description("Callers of /relay/sync waiting now").register(registry);
+        this.waits = Timer.builder("mcpd.relay.sync.wait").description("How long /relay/sync callers waited")
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(MAX_TIMEOUT).register(registry);
+    }
+
+    /** What a caller asked for, once its parameters are read. */
+    private record Wait(long seq, Duration timeout) {
+    }
+
+    /** A refusal given before any wait: status and one line. */
+    private static final class Refused extends RuntimeException {
+        final int status;
+
+        Refused(int status, String reason) {
+            super(reason, null, false, false);
+            this.status = status;
+        }
+    }
+
+    @Override
+    public void handle(RoutingContext routing) {
+        HttpServerResponse response = routing.response();
+        Wait wait;
+        try {
+            wait = read(routing);
+        } catch (Refused refused) {
+            response.setStatusCode(refused.status).putHeader("Content-Type", "text/plain; charset=utf-8")
+                    .putHeader("mcpd-relay-id", spool.id()).end(refused.getMessage() + "\n");
+            return;
+        }
+        long started = System.nanoTime();
+        CompletableFuture<Void> drained = spool.awaitLeft(wait.seq());
+        if (drained.isDone()) {
+            answer(response, 200, wait.seq(), started);
+            return;
+        }
+        Context context = routing.vertx().getOrCreateContext();
+        AtomicBoolean answered = new AtomicBoolean();
+        long timer = routing.vertx().setTimer(Math.max(1, wait.timeout().toMillis()), fired -> {
+            if (answered.compareAndSet(false, true)) {
+                spool.stopAwaiting(wait.seq(), drained);
+                // drained a moment ago, its callback not run yet: then it is a 200, not a 504 with nothing pending
+                answer(response, drained.isDone() || spool.waitingThrough(wait.seq()) == 0 ? 200 : 504, wait.seq(),
+                        started);
+            }
+        });
+        response.closeHandler(closed -> {
+            if (answered.compareAndSet(false, true)) { // the caller went away
+                routing.vertx().cancelTimer(timer);
+                spool.stopAwaiting(wait.seq(), drained);
+            }
+        });
+        drained.thenRun(() -> context.runOnContext(now -> {
+            if (answered.compareAndSet(false, true)) {
+                routing.vertx().cancelTimer(timer);
+                answer(response, 200, wait.seq(), started);
+            }
+        }));
+    }
+
+    private Wait read(RoutingContext routing) {
+        if (!keyCheck.admits(routing.request())) {
+            throw new Refused(401, IngestRefusal.unauthorized().reason());
+        }
+        MultiMap parameters = routing.queryParams();
+        for (String name : parameters.names()) {
+            if (!PARAMETERS.contains(name)) {
+                throw new Refused(400, "unknown parameter; /relay/sync takes seq, relay and timeout");
+            }
+            if (parameters.getAll(name).size() > 1) {
+                throw new Refused(400, name + " is given more than once");
+            }
+        }
+        String seqText = parameters.get("seq");
+        if (seqText == null || !SEQ.matcher(seqText).matches()) {
+            throw new Refused(400, "seq must be a sequence number from an mcpd-relay-seq header (digits)");
+        }
+        Duration timeout = timeout(parameters.get("timeout"));
+        String relay = parameters.get("relay");
+        if (relay != null && !ID.matcher(relay).matches()) {
+            throw new Refused(400, "relay must be an id from an mcpd-relay-id header (32 hex digits)");
+        }
+        if (relay != null && !relay.equals(spool.id())) {
+            throw new Refused(421, "this is relay " + spool.id() + ", not the one that handed out this sequence"
+                    + " number: ask that relay, by its own address");
+        }
+        long seq = Long.parseLong(seqText);
+        if (seq > spool.newestSeq()) {
+            throw new Refused(409, "relay " + spool.id() + " has handed out sequence numbers up to "
+                    + spool.newestSeq() + " only: this one belongs to another relay or to a spool that no longer"
+                    + " exists");
+        }
+        return new Wait(seq, timeout);
+    }
+
+    private static Duration timeout(String text) {
+        if (text == null) {
+            return DEFAULT_TIMEOUT;
+        }
+        Matcher matcher = DURATION.matcher(text);
+        if (!matcher.matches()) {
+            throw new Refused(400, "timeout must be a duration like 10s or 500ms");
+        }
+        long amount = Long.parseLong(matcher.group(1));
+        Duration timeout = matcher.group(2).equals("ms") ? Duration.ofMillis(amount) : Duration.ofSeconds(amount);
+        if (timeout.compareTo(MAX_TIMEOUT) > 0) {
+            throw new Refused(400, "timeout is at most 60s");
+        }
+        return timeout;
+    }
+
+    private void answer(HttpServerResponse response, int status, long seq, long startedNanos) {
+        waits.record(Duration.ofNanos(System.nanoTime() - startedNanos));
+        if (response.ended() || response.closed()) {
+            return;
+        }
+        long pending = status == 200 ? 0 : spool.waitingThrough(seq);
+        response.setStatusCode(status).putHeader("Content-Type", "application/json")
+                .putHeader("mcpd-relay-id", spool.id())
+                .end("{\"relay\":\"" + spool.id() + "\",\"seq\":" + seq + ",\"pending\":" + pending
+                        + ",\"deadLettered\":" + deadLetters.countThrough(seq) + "}");
+    }
+}

@@ -1,0 +1,265 @@
+package dev.mcpd.relay;
+
+import static dev.mcpd.testing.GrpcClient.framed;
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.testing.GrpcClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SPEC §10.3, the delivery barrier: every accepted answer carries {@code mcpd-relay-seq} and {@code mcpd-relay-id};
+ * {@code GET /relay/sync?seq=N} answers 200 only once every entry up to N left the spool (delivered, asserted at the
+ * upstream, or dead-lettered), 504 with what is pending when its timeout passes first, and refuses at once — before
+ * any wait — what it cannot answer (400, 401, 409, 421).
+ */
+class RelaySyncTest {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final Pattern ID = Pattern.compile("[0-9a-f]{32}");
+
+    @TempDir
+    Path dir;
+
+    /** An accepted request: its sequence number, its relay's id, its body. */
+    record Accepted(long seq, String relay, String body) {
+    }
+
+    static Accepted post(RunningRelay relay, String path, String contentType, String text) throws Exception {
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri(path))
+                .header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofString(text)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertTrue(answer.statusCode() / 100 == 2, answer.statusCode() + " " + answer.body());
+        return new Accepted(Long.parseLong(answer.headers().firstValue("mcpd-relay-seq").orElseThrow()),
+                answer.headers().firstValue("mcpd-relay-id").orElseThrow(), text);
+    }
+
+    static Accepted post(RunningRelay relay, String label) throws Exception {
+        return post(relay, "/v1/ingest", "application/json",
+                "{\"events\":[{\"label\":\"" + label + "\",\"id\":\"" + UUID.randomUUID() + "\"}]}");
+    }
+
+    static HttpResponse<String> sync(RunningRelay relay, String query) throws Exception {
+        return sync(relay, query, Map.of());
+    }
+
+    static HttpResponse<String> sync(RunningRelay relay, String query, Map<String, String> headers) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(relay.uri("/relay/sync?" + query))
+                .timeout(Duration.ofSeconds(20)); // a refusal that waited for its 60 s timeout would fail here
+        headers.forEach(request::header);
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static boolean upstreamGot(TestUpstream upstream, Accepted accepted) {
+        return upstream.received().stream()
+                .anyMatch(r -> new String(r.body(), StandardCharsets.UTF_8).equals(accepted.body()));
+    }
+
+    // ---- sequence and identity ----
+
+    @Test
+    void everyAcceptedAnswerCarriesAGrowingSequenceAndTheRelaysId() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir);
+             GrpcClient grpc = new GrpcClient(relay.port())) {
+            List<Long> seqs = new ArrayList<>();
+            List<String> ids = new ArrayList<>();
+            for (Accepted a : List.of(post(relay, "native"),
+                    post(relay, "/v1/traces", "application/x-protobuf", "protobuf bytes"),
+                    post(relay, "/v1/logs", "application/json", "{\"resourceLogs\":[]}"),
+                    post(relay, "/anything?x=1", "text/plain", "other path"))) {
+                seqs.add(a.seq());
+                ids.add(a.relay());
+            }
+            GrpcClient.Reply overGrpc = grpc.call(GrpcClient.TRACES, Map.of(), framed(new byte[] {1, 2}));
+            assertEquals(0, overGrpc.grpcStatus());
+            seqs.add(Long.parseLong(overGrpc.headers().get("mcpd-relay-seq")));
+            ids.add(overGrpc.headers().get("mcpd-relay-id"));
+
+            for (int i = 1; i < seqs.size(); i++) {
+                assertTrue(seqs.get(i) > seqs.get(i - 1), "strictly growing: " + seqs);
+            }
+            assertTrue(ID.matcher(ids.get(0)).matches(), ids.get(0));
+            assertEquals(1, ids.stream().distinct().count(), "one relay, one id: " + ids);
+            assertEquals(relay.application().spool().id(), ids.get(0));
+        }
+    }
+
+    @Test
+    void aRestartKeepsTheIdAndGoesOnAboveEverySequenceAndANewSpoolHasANewId(@TempDir Path other) throws Exception {
+        Accepted last;
+        try (RunningRelay relay = RunningRelay.start(dir)) {
+            post(relay, "one");
+            last = post(relay, "two");
+        }
+        try (RunningRelay restarted = RunningRelay.start(dir)) {
+            Accepted next = post(restarted, "three");
+            assertEquals(last.relay(), next.relay(), "the same spool, the same id");
+            assertTrue(next.seq() > last.seq(), next.seq() + " after " + last.seq());
+        }
+        try (RunningRelay fresh = RunningRelay.start(other)) {
+            Accepted first = post(fresh, "elsewhere");
+            assertFalse(first.relay().equals(last.relay()), "a new spool, a new id");
+        }
+    }
+
+    // ---- the barrier ----
+
+    @Test
+    void syncIs504WhileAnEntryWaitsAnd200OnlyOnceEveryEntryUpToNReachedTheUpstream() throws Exception {
+        AtomicReference<TestUpstream.Answer> answer = new AtomicReference<>(TestUpstream.Answer.status(503));
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> answer.get());
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
+            List<Accepted> sent = List.of(post(relay, "a"), post(relay, "b"), post(relay, "c"));
+            long n = sent.get(2).seq();
+
+            HttpResponse<String> waiting = sync(relay, "seq=" + n + "&timeout=300ms");
+            assertEquals(504, waiting.statusCode(), waiting.body());
+            JsonNode pending = JSON.readTree(waiting.body());
+            assertEquals(3, pending.get("pending").asLong());
+            assertEquals(n, pending.get("seq").asLong());
+            assertEquals(sent.get(0).relay(), pending.get("relay").asText());
+
+            answer.set(TestUpstream.Answer.ok());
+            HttpResponse<String> drained = sync(relay, "seq=" + n + "&relay=" + sent.get(0).relay() + "&timeout=15s");
+            assertEquals(200, drained.statusCode(), drained.body());
+            assertEquals(0, JSON.readTree(drained.body()).get("pending").asLong());
+            for (Accepted a : sent) {
+                assertTrue(upstreamGot(upstream, a), "reached the upstream before the 200: " + a);
+            }
+        }
+    }
+
+    @Test
+    void entriesFinishingOutOfOrderKeepTheBarrierClosedUntilTheOldestIsDone() throws Exception {
+        Duration slow = Duration.ofMillis(700);
+        try (TestUpstream upstream = TestUpstream.start().answer(r ->
+                new String(r.body(), StandardCharsets.UTF_8).contains("\"slow\"")
+                        ? TestUpstream.Answer.ok().after(slow) : TestUpstream.Answer.ok());
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
+            Accepted first = post(relay, "slow");
+            await().atMost(PATIENCE).until(() -> upstreamGot(upstream, first)); // out, its answer 700 ms away
+            Accepted second = post(relay, "fast");
+            Accepted third = post(relay, "fast");
+            await().atMost(PATIENCE).until(() -> relay.application().spool().oldestWaitingSeq() == first.seq()
+                    && relay.application().spool().waitingThrough(third.seq()) == 1);
+
+            HttpResponse<String> drained = sync(relay, "seq=" + third.seq() + "&timeout=15s");
+            Instant answeredAt = Instant.now();
+            assertEquals(200, drained.statusCode(), drained.body());
+            Instant firstArrived = upstream.received().stream().filter(r -> new String(r.body(),
+                    StandardCharsets.UTF_8).equals(first.body())).findFirst().orElseThrow().at();
+            assertFalse(answeredAt.isBefore(firstArrived.plus(slow)),
+                    "the barrier opened only after the oldest entry's answer, not when the newer ones were done");
+            assertTrue(upstreamGot(upstream, second) && upstreamGot(upstream, third));
+        }
+    }
+
+    @Test
+    void deadLetteredEntriesPassTheBarrierAndAreCounted() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(400));
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
+            post(relay, "refused-1");
+            Accepted last = post(relay, "refused-2");
+            HttpResponse<String> drained = sync(relay, "seq=" + last.seq() + "&timeout=15s");
+            assertEquals(200, drained.statusCode(), drained.body());
+            assertEquals(2, JSON.readTree(drained.body()).get("deadLettered").asLong());
+        }
+    }
+
+    // ---- refused at once ----
+
+    @Test
+    void whatSyncCannotAnswerIsRefusedAtOnceBeforeAnyWait() throws Exception {
+        try (RunningRelay relay = RunningRelay.start(dir)) { // its upstream is down: anything ≤ N waits
+            Accepted accepted = post(relay, "waiting");
+            String other = "0".repeat(32).equals(accepted.relay()) ? "1".repeat(32) : "0".repeat(32);
+            Map<String, Integer> expected = new java.util.LinkedHashMap<>();
+            expected.put("seq=" + accepted.seq() + "&relay=" + other + "&timeout=60s", 421);
+            expected.put("seq=" + (accepted.seq() + 1) + "&timeout=60s", 409);
+            expected.put("seq=abc&timeout=60s", 400);
+            expected.put("timeout=60s", 400);
+            expected.put("seq=-1", 400);
+            expected.put("seq=" + accepted.seq() + "&timeout=61s", 400);
+            expected.put("seq=" + accepted.seq() + "&timeout=soon", 400);
+            expected.put("seq=" + accepted.seq() + "&relay=not-an-id", 400);
+            expected.put("seq=" + accepted.seq() + "&seq=1", 400);
+            expected.put("seq=" + accepted.seq() + "&timout=60s", 400);
+            for (Map.Entry<String, Integer> query : expected.entrySet()) {
+                HttpResponse<String> answer = sync(relay, query.getKey());
+                assertEquals(query.getValue(), answer.statusCode(), query.getKey() + ": " + answer.body());
+                assertEquals(1, answer.body().strip().lines().count(), "one line: " + answer.body());
+            }
+        }
+    }
+
+    @Test
+    void withAnIngestKeySyncIs401WithoutIt(@TempDir Path keyed) throws Exception {
+        try (RunningRelay relay = RunningRelay.start(keyed, Map.of("MCPD_INGEST_KEY", "sync-key"))) {
+            HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+                    .header("x-mcpd-key", "sync-key").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            long seq = Long.parseLong(answer.headers().firstValue("mcpd-relay-seq").orElseThrow());
+            assertEquals(401, sync(relay, "seq=" + seq + "&timeout=60s").statusCode());
+            assertEquals(401, sync(relay, "seq=abc").statusCode(), "the key first, then the parameters");
+            assertEquals(504, sync(relay, "seq=" + seq + "&timeout=100ms",
+                    Map.of("Authorization", "Bearer sync-key")).statusCode());
+        }
+    }
+
+    // ---- many waiters ----
+
+    @Test
+    void aThousandWaitersAreReleasedTogetherAndTheUpstreamSeesNoRequestOfTheirs() throws Exception {
+        AtomicReference<TestUpstream.Answer> answer = new AtomicReference<>(TestUpstream.Answer.status(503));
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> answer.get());
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
+            Accepted accepted = post(relay, "awaited by a thousand");
+            List<CompletableFuture<HttpResponse<String>>> waiters = new ArrayList<>();
+            var client = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
+                    .build();
+            for (int i = 0; i < 1000; i++) {
+                waiters.add(client.sendAsync(HttpRequest.newBuilder(relay.uri("/relay/sync?seq=" + accepted.seq()
+                        + "&timeout=60s")).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            await().atMost(PATIENCE).until(() -> relay.application().spool().awaiting() == 1000);
+            Accepted meanwhile = post(relay, "accepted while a thousand wait"); // no worker thread is held
+            assertTrue(meanwhile.seq() > accepted.seq());
+            JsonNode status = JSON.readTree(HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body()).get("sync");
+            assertEquals(1000, status.get("waiters").asInt());
+            assertEquals(accepted.seq(), status.get("oldestWaitingSeq").asLong());
+            assertEquals(meanwhile.seq(), status.get("newestSeq").asLong());
+            answer.set(TestUpstream.Answer.ok());
+            for (CompletableFuture<HttpResponse<String>> waiter : waiters) {
+                assertEquals(200, waiter.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode());
+            }
+            await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+            assertEquals(0, relay.application().spool().awaiting());
+            assertTrue(upstream.received().stream().allMatch(r -> {
+                String body = new String(r.body(), StandardCharsets.UTF_8);
+                return body.equals(accepted.body()) || body.equals(meanwhile.body());
+            }), "the upstream saw the two entries (and their retries) and nothing else");
+            assertTrue(upstream.received().stream().noneMatch(r -> r.uri().contains("sync")));
+        }
+    }
+}
