@@ -2,6 +2,7 @@ package dev.mcpd.delivery;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,8 +14,11 @@ import java.util.Optional;
  */
 record BatchAnswer(List<EntryOutcome> entries) {
 
-    /** One entry's outcome: archived (2xx), or refused with a status and a one-line reason. */
-    record EntryOutcome(int status, String reason) {
+    /**
+     * One entry's outcome: archived (2xx), or refused with a status and a one-line reason; {@code counts} is the rest
+     * of its object ({@code {"accepted":A,"duplicate":D,"rejected":R}}), what the collector answers for it alone.
+     */
+    record EntryOutcome(int status, String reason, byte[] counts) {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,8 +44,16 @@ record BatchAnswer(List<EntryOutcome> entries) {
                 return Optional.empty();
             }
             String reason = entry.path("reason").asText("");
+            ObjectNode counts = entry.isObject() ? ((ObjectNode) entry).deepCopy() : JSON.createObjectNode();
+            counts.remove(List.of("status", "reason"));
+            byte[] countsJson;
+            try {
+                countsJson = JSON.writeValueAsBytes(counts);
+            } catch (IOException e) {
+                return Optional.empty();
+            }
             outcomes.add(new EntryOutcome(status, reason.length() > MAX_REASON_CHARS
-                    ? reason.substring(0, MAX_REASON_CHARS) + "…" : reason));
+                    ? reason.substring(0, MAX_REASON_CHARS) + "…" : reason, countsJson));
         }
         return Optional.of(new BatchAnswer(outcomes));
     }

@@ -21,10 +21,12 @@ public final class DeadLetterStep implements Processor {
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.dead");
 
     private final DeadLetters deadLetters;
+    private final EntryFates fates;
     private final InstantSource clock;
 
-    public DeadLetterStep(DeadLetters deadLetters, InstantSource clock) {
+    public DeadLetterStep(DeadLetters deadLetters, InstantSource clock, EntryFates fates) {
         this.deadLetters = deadLetters;
+        this.fates = fates;
         this.clock = clock;
     }
 
@@ -36,6 +38,9 @@ public final class DeadLetterStep implements Processor {
         PermanentRefusal refusal = refused.refusal();
         SpoolEntry entry = refused.entry();
         deadLetters.keep(entry, refusal.refusal(clock.instant()));
+        // Told only once it is durable in dead/: a sender waiting for it learns the refusal (SPEC §10.4).
+        fates.deadLettered(entry.seq(), refusal.status() == 0 ? 400 : refusal.status(), refusal.answerContentType(),
+                refusal.answerHead());
         LOG.warn("dead-lettered seq={} target=\"{}\" upstream={} reason=\"{}\" kept_in={}", entry.seq(),
                 SenderText.quote(entry.request().target()), refusal.upstream(), refusal.reason(),
                 deadLetters.directory());

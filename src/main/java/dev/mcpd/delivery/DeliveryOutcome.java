@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.Otlp;
 import dev.mcpd.spool.SpoolEntry;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,9 +23,11 @@ public final class DeliveryOutcome implements Processor {
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
 
     private final boolean relayPresentsOwnKey;
+    private final EntryFates fates;
 
-    public DeliveryOutcome(boolean relayPresentsOwnKey) {
+    public DeliveryOutcome(boolean relayPresentsOwnKey, EntryFates fates) {
         this.relayPresentsOwnKey = relayPresentsOwnKey;
+        this.fates = fates;
     }
 
     @Override
@@ -40,16 +43,22 @@ public final class DeliveryOutcome implements Processor {
                 SpoolEntry entry = shipment.entries().get(i);
                 BatchAnswer.EntryOutcome outcome = batchAnswer.get().entries().get(i);
                 switch (Attempt.classify(outcome.status(), relayPresentsOwnKey)) {
-                    case DELIVERED -> delivered.add(entry);
+                    case DELIVERED -> {
+                        delivered.add(entry);
+                        reportDeliveredInBatch(entry, outcome);
+                    }
                     case PERMANENT -> refused.add(new Refused(entry, PermanentRefusal.refusedInBatch(attempt.upstream(),
                             outcome.status(), outcome.reason())));
                     case RETRYABLE -> again.add(entry.seq());
                 }
             }
         } else if (attempt.kind() == Attempt.Kind.PERMANENT) {
-            refused.add(new Refused(shipment.first(), PermanentRefusal.refusedBy(attempt)));
+            refused.add(new Refused(shipment.first(), PermanentRefusal.refusedBy(attempt,
+                    exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class))));
         } else {
             delivered.add(shipment.first());
+            fates.delivered(shipment.first().seq(), attempt.status().orElse(200),
+                    orEmpty(exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class)), attempt.answer());
             PartialSuccess.of(exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class), attempt.answer())
                     .ifPresent(partial -> LOG.warn("delivered seq={} upstream={} with rejected={} message=\"{}\"",
                             shipment.first().seq(), attempt.upstream().label(), partial.rejected(),
@@ -62,5 +71,24 @@ public final class DeliveryOutcome implements Processor {
         exchange.setProperty(DeliveryExchange.DELIVERED, delivered);
         exchange.setProperty(DeliveryExchange.REFUSED, refused);
         DeliveryExchange.setAgain(exchange, again);
+    }
+
+    /**
+     * The answer the collector would have given the entry sent alone: for OTLP its empty partial success, else the
+     * entry's counts.
+     */
+    private void reportDeliveredInBatch(SpoolEntry entry, BatchAnswer.EntryOutcome outcome) {
+        String target = entry.request().target();
+        String path = target.indexOf('?') < 0 ? target : target.substring(0, target.indexOf('?'));
+        if (Otlp.isExportPath(path)) {
+            String type = entry.request().contentType();
+            fates.delivered(entry.seq(), outcome.status(), Otlp.answerContentType(type), Otlp.emptyAnswer(type));
+        } else {
+            fates.delivered(entry.seq(), outcome.status(), "application/json", outcome.counts());
+        }
+    }
+
+    private static String orEmpty(String value) {
+        return value == null ? "" : value;
     }
 }

@@ -18,30 +18,45 @@ public final class PermanentRefusal extends RuntimeException {
     private final int status;
     private final String reason;
     private final transient byte[] answerHead;
+    private final String answerContentType;
 
-    private PermanentRefusal(String upstream, int status, String reason, byte[] answerHead) {
+    private PermanentRefusal(String upstream, int status, String reason, byte[] answerHead, String answerContentType) {
         super("upstream " + upstream + ": " + reason, null, false, false);
         this.upstream = upstream;
         this.status = status;
         this.reason = reason;
         this.answerHead = answerHead;
+        this.answerContentType = answerContentType;
     }
 
-    /** The upstream answered with a permanent refusal. */
-    static PermanentRefusal refusedBy(Attempt attempt) {
+    /** The upstream answered with a permanent refusal, of this content type ("" when it named none). */
+    static PermanentRefusal refusedBy(Attempt attempt, String answerContentType) {
         return new PermanentRefusal(attempt.upstream().label(), attempt.status().orElse(0),
-                "refused with " + attempt.cause(), attempt.answerHead(ANSWER_HEAD_BYTES));
+                "refused with " + attempt.cause(), attempt.answerHead(ANSWER_HEAD_BYTES),
+                answerContentType == null ? "" : answerContentType);
     }
 
     /** The upstream refused this one entry of a relay batch for good, with its own status and reason. */
     static PermanentRefusal refusedInBatch(Upstream upstream, int status, String reason) {
         return new PermanentRefusal(upstream.label(), status, "refused with " + status + " in a batch: " + reason,
-                reason.getBytes(StandardCharsets.UTF_8));
+                reason.getBytes(StandardCharsets.UTF_8), TEXT);
     }
 
     /** No request can be built from the entry for {@code upstream} (a label, or a note when none was chosen). */
     static PermanentRefusal unsendable(String upstream, String why) {
-        return new PermanentRefusal(upstream, 0, "unsendable: " + why, why.getBytes(StandardCharsets.UTF_8));
+        return new PermanentRefusal(upstream, 0, "unsendable: " + why, why.getBytes(StandardCharsets.UTF_8), TEXT);
+    }
+
+    private static final String TEXT = "text/plain; charset=utf-8";
+
+    /** The head of the upstream's answer (or the reason, when there was no answer of its own). */
+    byte[] answerHead() {
+        return answerHead;
+    }
+
+    /** The content type of {@link #answerHead}, or "". */
+    String answerContentType() {
+        return answerContentType;
     }
 
     public String upstream() {

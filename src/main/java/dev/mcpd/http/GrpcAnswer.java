@@ -27,8 +27,6 @@ public final class GrpcAnswer {
     }
 
     static final String CONTENT_TYPE = "application/grpc";
-    /** An empty {@code Export*ServiceResponse} (zero bytes) behind its uncompressed length prefix. */
-    private static final byte[] EMPTY_RESPONSE = new byte[GrpcMessageReader.PREFIX_BYTES];
     private static final String RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
 
     private GrpcAnswer() {
@@ -36,9 +34,30 @@ public final class GrpcAnswer {
 
     /** {@code OK} with an empty export response: the call's message is durable (or archived). */
     public static Message ok(Exchange exchange) {
-        Message answer = Answers.write(exchange.getMessage(), 200, CONTENT_TYPE, Answers.of(EMPTY_RESPONSE.clone()));
+        return ok(exchange, new byte[0]);
+    }
+
+    /** {@code OK} with this (uncompressed) response message: an upstream's own {@code Export*ServiceResponse}. */
+    public static Message ok(Exchange exchange, byte[] responseMessage) {
+        byte[] framed = new byte[GrpcMessageReader.PREFIX_BYTES + responseMessage.length];
+        framed[1] = (byte) (responseMessage.length >>> 24);
+        framed[2] = (byte) (responseMessage.length >>> 16);
+        framed[3] = (byte) (responseMessage.length >>> 8);
+        framed[4] = (byte) responseMessage.length;
+        System.arraycopy(responseMessage, 0, framed, GrpcMessageReader.PREFIX_BYTES, responseMessage.length);
+        Message answer = Answers.write(exchange.getMessage(), 200, CONTENT_TYPE, Answers.of(framed));
         answer.setHeader("grpc-accept-encoding", "gzip");
         VertxExchange.response(exchange).putTrailer("grpc-status", Integer.toString(Status.OK.code));
+        return answer;
+    }
+
+    /** An upstream's refusal of the call's message, as the gRPC status of its HTTP status, with one line of it. */
+    public static Message upstreamRefused(Exchange exchange, int httpStatus, String message) {
+        Message answer = Answers.write(exchange.getMessage(), 200, CONTENT_TYPE, Answers.of(new byte[0]));
+        answer.setHeader("grpc-accept-encoding", "gzip");
+        var response = VertxExchange.response(exchange);
+        response.putTrailer("grpc-status", Integer.toString(statusOf(httpStatus).code));
+        response.putTrailer("grpc-message", percentEncoded(message));
         return answer;
     }
 

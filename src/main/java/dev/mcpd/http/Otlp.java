@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Set;
 import org.apache.camel.Exchange;
@@ -19,6 +20,20 @@ public final class Otlp {
         return EXPORT_PATHS.contains(path);
     }
 
+    /** The content type of the answer to an OTLP request of this content type: JSON for JSON, else protobuf. */
+    public static String answerContentType(String requestContentType) {
+        return isJson(requestContentType) ? Answers.JSON : "application/x-protobuf";
+    }
+
+    /** An empty partial-success response in the answer's form: {@code {"partialSuccess":{}}}, or zero bytes. */
+    public static byte[] emptyAnswer(String requestContentType) {
+        return isJson(requestContentType) ? JSON_PARTIAL_SUCCESS.getBytes(StandardCharsets.UTF_8) : new byte[0];
+    }
+
+    private static boolean isJson(String contentType) {
+        return contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("application/json");
+    }
+
     /**
      * The answer an OpenTelemetry exporter expects: 200 with an empty partial-success response, JSON when the request
      * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes); to a gRPC
@@ -28,11 +43,8 @@ public final class Otlp {
         if (GrpcCall.of(exchange) != null) {
             return GrpcAnswer.ok(exchange);
         }
-        Message answer = exchange.getMessage();
         String requestContentType = VertxExchange.request(exchange).getHeader("Content-Type");
-        if (requestContentType != null && requestContentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
-            return Answers.write(answer, 200, Answers.JSON, Answers.text(JSON_PARTIAL_SUCCESS));
-        }
-        return Answers.write(answer, 200, "application/x-protobuf", Answers.of(new byte[0]));
+        return Answers.write(exchange.getMessage(), 200, answerContentType(requestContentType),
+                Answers.of(emptyAnswer(requestContentType)));
     }
 }

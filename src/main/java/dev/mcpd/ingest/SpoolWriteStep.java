@@ -1,5 +1,6 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.delivery.EntryFates;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.RateLimitedLog;
@@ -14,6 +15,7 @@ import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
+import java.util.function.LongConsumer;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.slf4j.LoggerFactory;
@@ -31,6 +33,8 @@ public final class SpoolWriteStep implements Processor {
 
     /** Exchange property: the sequence number the spool gave the entry ({@code mcpd-relay-seq}). */
     public static final String SEQ = "mcpd.seq";
+    /** Exchange property: the future fate of the entry, when its sender waits for it ({@code mcpd-relay-wait}). */
+    public static final String FATE = "mcpd.fate";
 
     /** A full disk fails every request: one line a second tells the story. */
     private static final RateLimitedLog LOG =
@@ -38,10 +42,12 @@ public final class SpoolWriteStep implements Processor {
 
     private final Spool spool;
     private final boolean passSenderCredential;
+    private final EntryFates fates;
 
-    public SpoolWriteStep(Spool spool, boolean passSenderCredential) {
+    public SpoolWriteStep(Spool spool, boolean passSenderCredential, EntryFates fates) {
         this.spool = spool;
         this.passSenderCredential = passSenderCredential;
+        this.fates = fates;
     }
 
     @Override
@@ -57,8 +63,11 @@ public final class SpoolWriteStep implements Processor {
                 passSenderCredential ? senderCredential(exchange, request) : Optional.empty(),
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class));
+        // A sender that waits for its entry's fate registers before delivery can take it (SPEC §10.4).
+        LongConsumer awaited = exchange.getProperty(WaitRequest.PROPERTY) == null ? null
+                : seq -> exchange.setProperty(FATE, fates.expect(seq));
         try {
-            exchange.setProperty(SEQ, spool.append(entry).get().seq());
+            exchange.setProperty(SEQ, spool.append(entry, awaited).get().seq());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SpoolFullException) {
                 throw IngestRefusal.spoolFull(false);

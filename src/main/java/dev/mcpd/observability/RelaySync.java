@@ -2,6 +2,7 @@ package dev.mcpd.observability;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.SenderKeyCheck;
+import dev.mcpd.http.WaitDuration;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import io.micrometer.core.instrument.Gauge;
@@ -16,7 +17,6 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -34,10 +34,8 @@ public final class RelaySync implements Handler<RoutingContext> {
 
     public static final String PATH = "/relay/sync";
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
-    static final Duration MAX_TIMEOUT = Duration.ofSeconds(60);
     private static final Pattern SEQ = Pattern.compile("[0-9]{1,18}");
     private static final Pattern ID = Pattern.compile("[0-9a-f]{32}");
-    private static final Pattern DURATION = Pattern.compile("([0-9]{1,9})(ms|s)");
     private static final Set<String> PARAMETERS = Set.of("seq", "relay", "timeout");
 
     private final Spool spool;
@@ -53,7 +51,7 @@ public final class RelaySync implements Handler<RoutingContext> {
                 .description("Callers of /relay/sync waiting now").register(registry);
         this.waits = Timer.builder("mcpd.relay.sync.wait").description("How long /relay/sync callers waited")
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(MAX_TIMEOUT).register(registry);
+                .maximumExpectedValue(WaitDuration.MAX).register(registry);
     }
 
     /** What a caller asked for, once its parameters are read. */
@@ -150,16 +148,11 @@ public final class RelaySync implements Handler<RoutingContext> {
         if (text == null) {
             return DEFAULT_TIMEOUT;
         }
-        Matcher matcher = DURATION.matcher(text);
-        if (!matcher.matches()) {
-            throw new Refused(400, "timeout must be a duration like 10s or 500ms");
+        try {
+            return WaitDuration.parse("timeout", text);
+        } catch (IllegalArgumentException e) {
+            throw new Refused(400, e.getMessage());
         }
-        long amount = Long.parseLong(matcher.group(1));
-        Duration timeout = matcher.group(2).equals("ms") ? Duration.ofMillis(amount) : Duration.ofSeconds(amount);
-        if (timeout.compareTo(MAX_TIMEOUT) > 0) {
-            throw new Refused(400, "timeout is at most 60s");
-        }
-        return timeout;
     }
 
     private void answer(HttpServerResponse response, int status, long seq, long startedNanos) {

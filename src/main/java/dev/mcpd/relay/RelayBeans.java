@@ -9,6 +9,7 @@ import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.DeliveredHeaders;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
+import dev.mcpd.delivery.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.SpoolComponent;
@@ -22,9 +23,11 @@ import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RolePaths;
 import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.ingest.AwaitedAnswer;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.SpoolAdmission;
 import dev.mcpd.ingest.SpoolWriteStep;
+import dev.mcpd.ingest.WaitRequest;
 import dev.mcpd.observability.RelayMetrics;
 import dev.mcpd.observability.RelayReadiness;
 import dev.mcpd.observability.RelayStatus;
@@ -58,6 +61,7 @@ public final class RelayBeans implements AutoCloseable {
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final IngestTally ingestTally = new IngestTally();
     private final RelaySync relaySync;
+    private final EntryFates fates = new EntryFates();
 
     private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
         this.config = config;
@@ -89,8 +93,10 @@ public final class RelayBeans implements AutoCloseable {
         // ingest
         bind.accept("spoolAdmission", new SpoolAdmission(spool));
         bind.accept("idempotencyKey", new IdempotencyKey());
-        bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty()));
+        bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty(), fates));
         bind.accept("ingestAnswer", new IngestAnswer(spool.id()));
+        bind.accept("relayWait", new WaitRequest());
+        bind.accept("awaitedAnswer", new AwaitedAnswer(fates));
         // delivery
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
                 DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
@@ -98,9 +104,9 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent(), tuning.clock()));
         bind.accept("upstreamHttpBinding", httpBinding);
-        bind.accept("deliveryOutcome", new DeliveryOutcome(config.upstreamKey().isPresent()));
+        bind.accept("deliveryOutcome", new DeliveryOutcome(config.upstreamKey().isPresent(), fates));
         bind.accept("deliveredHeaders", new DeliveredHeaders());
-        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock()));
+        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates));
         bind.accept("upstreamProbe", new UpstreamProbe(board));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers, tuning.clock()));

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -122,10 +123,11 @@ public final class Spool implements Closeable {
     private record Handout(SegmentIndex segment, int index, long seq) {
     }
 
-    private record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt, long reserved) {
+    private record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt, long reserved,
+                                 LongConsumer beforeDelivery) {
     }
 
-    private static final PendingAppend STOP = new PendingAppend(null, null, 0);
+    private static final PendingAppend STOP = new PendingAppend(null, null, 0, null);
 
     /**
      * How the spool is sized.
@@ -194,6 +196,15 @@ public final class Spool implements Closeable {
      * exceptionally with {@link SpoolWriteException} when it could not be written (nothing of it is then kept).
      */
     public CompletableFuture<SpoolReceipt> append(SpoolRequest request) {
+        return append(request, null);
+    }
+
+    /**
+     * As {@link #append(SpoolRequest)}; {@code beforeDelivery} (if not null) is given the entry's sequence number once
+     * it is durable and before delivery can take it — so that whoever waits for its fate cannot miss it. It runs on
+     * the committer thread: it must be quick and must not block.
+     */
+    public CompletableFuture<SpoolReceipt> append(SpoolRequest request, LongConsumer beforeDelivery) {
         CompletableFuture<SpoolReceipt> receipt = new CompletableFuture<>();
         if (closed) {
             receipt.completeExceptionally(new SpoolWriteException("the spool is closed"));
@@ -204,7 +215,7 @@ public final class Spool implements Closeable {
             receipt.completeExceptionally(new SpoolFullException(bound.maxBytes()));
             return receipt;
         }
-        queue.add(new PendingAppend(request, receipt, size));
+        queue.add(new PendingAppend(request, receipt, size, beforeDelivery));
         return receipt;
     }
 
@@ -577,6 +588,11 @@ public final class Spool implements Closeable {
             List<EntryLocation> written = writer.commit(first, requests);
             commits.incrementAndGet();
             writable();
+            for (int i = 0; i < batch.size(); i++) {
+                if (batch.get(i).beforeDelivery() != null) {
+                    batch.get(i).beforeDelivery().accept(written.get(i).seq());
+                }
+            }
             lock.lock();
             try {
                 for (EntryLocation entry : written) {
