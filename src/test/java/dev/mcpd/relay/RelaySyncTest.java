@@ -226,6 +226,11 @@ class RelaySyncTest {
         }
     }
 
+    static Scrape scrape(RunningRelay relay) throws Exception {
+        return Scrape.of(HTTP.send(HttpRequest.newBuilder(relay.uri("/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+    }
+
     // ---- many waiters ----
 
     @Test
@@ -249,12 +254,17 @@ class RelaySyncTest {
             assertEquals(1000, status.get("waiters").asInt());
             assertEquals(accepted.seq(), status.get("oldestWaitingSeq").asLong());
             assertEquals(meanwhile.seq(), status.get("newestSeq").asLong());
+            assertEquals(1000, scrape(relay).value("mcpd_relay_sync_waiters").orElseThrow());
             answer.set(TestUpstream.Answer.ok());
             for (CompletableFuture<HttpResponse<String>> waiter : waiters) {
                 assertEquals(200, waiter.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode());
             }
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
             assertEquals(0, relay.application().spool().awaiting());
+            Scrape after = scrape(relay);
+            assertEquals(0, after.value("mcpd_relay_sync_waiters").orElseThrow());
+            assertTrue(after.value("mcpd_relay_sync_wait_seconds_count").orElseThrow() >= 1000, "every wait timed");
+            assertEquals("histogram", after.types().get("mcpd_relay_sync_wait_seconds"));
             assertTrue(upstream.received().stream().allMatch(r -> {
                 String body = new String(r.body(), StandardCharsets.UTF_8);
                 return body.equals(accepted.body()) || body.equals(meanwhile.body());
