@@ -1,0 +1,72 @@
+package dev.mcpd.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * docs/consistency.md's worked example and client, run as written (the shell block with bash and curl, the Python
+ * class with python3) against the packaged collector and a packaged relay in front of it.
+ */
+class ConsistencyDocIT {
+
+    static final Path DOC = Path.of("docs/consistency.md");
+
+    @TempDir
+    Path tmp;
+
+    /** The first fenced block of {@code language} after the heading {@code heading}. */
+    static String block(String heading, String language) throws IOException {
+        String doc = Files.readString(DOC);
+        int at = doc.indexOf("\n" + heading + "\n");
+        assertTrue(at >= 0, "docs/consistency.md has the section " + heading);
+        int start = doc.indexOf("```" + language + "\n", at);
+        int end = doc.indexOf("\n```", start + 4 + language.length());
+        return doc.substring(start + 4 + language.length(), end + 1);
+    }
+
+    @Test
+    void theWorkedExampleAndTheClientRunAsWritten() throws Exception {
+        int collectorPort = PackagedJar.freePort();
+        int relayPort = PackagedJar.freePort();
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        try (PackagedJar collector = PackagedJar.start(tmp, collectorPort, Map.of(), "serve", "--listen",
+                "127.0.0.1:" + collectorPort, "--data", tmp.resolve("collector.db").toString());
+             PackagedJar relay = PackagedJar.start(tmp, relayPort, Map.of(), "relay", "--listen",
+                     "127.0.0.1:" + relayPort, "--data", tmp.resolve("relay").resolve("mcpd.db").toString(),
+                     "--upstream", "http://127.0.0.1:" + collectorPort)) {
+            String relayUrl = "http://127.0.0.1:" + relayPort;
+
+            PackagedJar.Result shell = PackagedJar.run(work, Map.of("RELAY", relayUrl),
+                    List.of("bash", "-euo", "pipefail", "-c", block("## A worked example", "sh")));
+            assertEquals(0, shell.status(), shell.toString());
+            List<String> lines = shell.outLines();
+            assertTrue(lines.get(0).matches("\\{\"relay\":\"[0-9a-f]{32}\",\"seq\":[0-9]+,\"pending\":0,"
+                    + "\"deadLettered\":0}"), shell.toString());
+            assertTrue(lines.get(1).startsWith("committed: everything up to "), shell.toString());
+            assertTrue(lines.contains("mcpd-relay: delivered"), shell.toString());
+            assertTrue(lines.contains("{\"accepted\":1,\"duplicate\":0,\"rejected\":0}"), shell.toString());
+            try (var left = Files.list(work)) {
+                assertEquals(0, left.filter(f -> !f.getFileName().toString().startsWith("run-")).count(),
+                        "the example cleans up after itself");
+            }
+
+            String client = block("## A client, in a few lines", "python") + "\n"
+                    + "tokens = RelayTokens()\n"
+                    + "for i in range(3):\n"
+                    + "    tokens.post('" + relayUrl + "/v1/ingest', b'{\"events\":[{\"n\":%d}]}' % i)\n"
+                    + "tokens.commit(lambda relay: '" + relayUrl + "')\n"
+                    + "print('committed', tokens.highest)\n";
+            PackagedJar.Result python = PackagedJar.run(work, Map.of(), List.of("python3", "-c", client));
+            assertEquals(0, python.status(), python.toString());
+            assertTrue(python.out().startsWith("committed {'"), python.toString());
+        }
+    }
+}
