@@ -459,8 +459,40 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res)
+    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + barrier_section(res)
     return "\n".join(md)
+
+
+def barrier_section(res):
+    latency = res.kind("barrier-latency")
+    accept = res.kind("barrier-accept")
+    if not latency and not accept:
+        return []
+    md = ["## The delivery barrier", ""]
+    if latency:
+        first = latency[0]
+        md += ["`bin/mcpd relay` in front of `mcpd serve` (SQLite), directly and through `bench/delay_proxy.py`: each "
+               f"sample posts {first['burst']} requests at once, then asks `GET /relay/sync` for the highest sequence "
+               "number they were given; the time from the last accept's answer to the sync's 200 (`bench/barrier.py`, "
+               "run " + first["date"] + ", `bench/run.sh --only barrier` measures this phase alone). \"Upstream "
+               "took\" is the collector's own count against the entries posted: the barrier itself sends nothing.", "",
+               "| RTT | samples | p50 ms | p99 ms | max ms | upstream took / posted |", "|---|---|---|---|---|---|"]
+        for r in sorted(latency, key=lambda r: r["rtt_ms"]):
+            md.append(f"| {r['rtt_ms']} ms | {r['samples']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
+                      f"{r['max_ms']:.1f} | {num(r['upstream_took'])} / {num(r['posted'])} |")
+        md.append("")
+    if accept:
+        idle = [r["rps"] for r in accept if r["waiters"] == 0]
+        busy = [r["rps"] for r in accept if r["waiters"] > 0]
+        at_end = min((r["waiting_at_end"] for r in accept if r["waiters"] > 0), default=0)
+        md += ["Accept with callers waiting: `bin/mcpd relay`, its upstream down, wrk (64 connections, 1 KiB native "
+               f"batches, {accept[0]['seconds']} s per run) with no caller waiting and with 1 000 callers waiting on "
+               "`/relay/sync` (one connection each; the relay's own count of waiters read 1 000 before each run and "
+               f"at least {num(at_end)} at its end), alternating.", "",
+               "| callers waiting | accepted req/s | against none waiting |", "|---|---|---|",
+               f"| 0 | {spread(idle)} | 1.00× |",
+               f"| 1 000 | {spread(busy)} | {ratio(median(busy), median(idle))} |", ""]
+    return md
 
 
 def cpu_per_request(runs):
