@@ -50,10 +50,13 @@ class DefaultLocaleIT {
                 dir.resolve("mcpd.db").toString(), "--upstream", "http://127.0.0.1:9")) {
             assertEquals(202, post(relay, "{\"events\":[{}]}"));
             try (Stream<Path> files = Files.list(dir.resolve("mcpd.spool").resolve("relay"))) {
-                List<String> names = files.filter(Files::isRegularFile).map(f -> f.getFileName().toString()).toList();
+                List<String> names = files.filter(Files::isRegularFile).map(f -> f.getFileName().toString())
+                        .filter(n -> !n.equals("id")).toList();
                 assertTrue(!names.isEmpty() && names.stream().allMatch(n -> n.matches("[0-9]{20}\\.(seg|cred|ack)")),
                         names.toString());
             }
+            String id = Files.readString(dir.resolve("mcpd.spool").resolve("relay").resolve("id")).strip();
+            assertTrue(id.matches("[0-9a-f]{32}"), "the spool's id in ASCII hex digits: " + id);
         }
     }
 }
