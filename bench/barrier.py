@@ -91,9 +91,7 @@ def latency(args, rtt, out):
                "p50_ms": round(statistics.median(samples), 1), "p99_ms": round(percentile(samples, 99), 1),
                "max_ms": round(max(samples), 1), "posted": posted, "upstream_took": taken,
                "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())}
-        print(json.dumps(row), flush=True)
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        wan.record(out, row)
     finally:
         procs.stop_all()
         shutil.rmtree(work, ignore_errors=True)
@@ -168,9 +166,7 @@ def waiters(args, out):
                 row = {"kind": "barrier-accept", "waiters": count, "waiting_at_end": still, "run": run,
                        "rps": round(rate, 1), "seconds": args.seconds,
                        "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())}
-                print(json.dumps(row), flush=True)
-                with open(out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
+                wan.record(out, row)
     finally:
         procs.stop_all()
         shutil.rmtree(work, ignore_errors=True)

@@ -145,6 +145,13 @@ def wait_taken(upstream, count, timeout, first_delivery=False, started=None, sam
     raise RuntimeError("upstream took %d of %d in %d s" % (upstream.taken() - upstream.base, count, timeout))
 
 
+def record(out, row):
+    """One result line: printed, and appended to the results file."""
+    print(json.dumps(row), flush=True)
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
 def mcpd(jar):
     """bin/mcpd as an operator runs it (its JVM options), on this jar."""
     return ["env", "MCPD_JAR=" + os.path.abspath(jar), os.path.join(HERE, "..", "bin", "mcpd")]
@@ -237,9 +244,7 @@ def one(args, kind, rtt, phase, out):
                "window": status.get("window"), "protocol": status.get("protocol"),
                "requests": status.get("requests"), "relay_delivered": status.get("delivered"),
                "peak_rss_mib": peak_rss_mib(rel), **extra}
-        print(json.dumps(row), flush=True)
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        record(out, row)
     finally:
         procs.stop_all()
         shutil.rmtree(work, ignore_errors=True)

@@ -121,7 +121,7 @@ class CollectorRequestLimitsTest {
     @Test
     void aGzipBatchInflatingPastEightTimesTheMaxBodyBytesIsRefused413() {
         try (RunningCollector collector = startWithMaxBodyBytesOf1KiB()) {
-            byte[] bomb = CollectorHttp.gzip(("{\"events\":[{\"pad\":\"" + "x".repeat(9000) + "\"}]}")
+            byte[] bomb = dev.mcpd.testing.OtlpTelemetry.gzip(("{\"events\":[{\"pad\":\"" + "x".repeat(9000) + "\"}]}")
                     .getBytes(StandardCharsets.UTF_8));
             assertTrue(bomb.length < 1024, "the compressed body itself is within the limit");
 

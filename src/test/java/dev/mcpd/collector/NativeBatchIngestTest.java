@@ -1,6 +1,6 @@
 package dev.mcpd.collector;
 
-import static dev.mcpd.collector.CollectorHttp.gzip;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.collector.CollectorHttp.ingest;
 import static dev.mcpd.collector.CollectorHttp.postJson;
 import static dev.mcpd.collector.CollectorHttp.send;

@@ -1,6 +1,6 @@
 package dev.mcpd.collector;
 
-import static dev.mcpd.collector.CollectorHttp.gzip;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.collector.CollectorHttp.post;
 import static dev.mcpd.collector.CollectorHttp.sendForBytes;
 import static dev.mcpd.collector.CollectorHttp.stats;

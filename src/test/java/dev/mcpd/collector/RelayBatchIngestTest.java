@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
 import static dev.mcpd.collector.CollectorHttp.get;
-import static dev.mcpd.collector.CollectorHttp.gzip;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.collector.CollectorHttp.parse;
 import static dev.mcpd.collector.CollectorHttp.post;
 import static dev.mcpd.collector.CollectorHttp.send;

@@ -1,5 +1,6 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -9,9 +10,7 @@ import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.TestTuning;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -39,7 +38,6 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -437,16 +435,6 @@ class RelayCrashIT {
         return IntStream.range(0, outcomes.length()).mapToObj(outcomes::get)
                 .map(o -> o == null ? "not sent" : o.length() > 60 ? o.substring(0, 60) : o)
                 .collect(Collectors.groupingBy(o -> o, Collectors.counting())).toString();
-    }
-
-    static byte[] gzip(byte[] bytes) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (GZIPOutputStream gzip = new GZIPOutputStream(out)) {
-            gzip.write(bytes);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
     }
 
     static String sha256(byte[] bytes) {

@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.testing.TestTuning.HTTP;
 import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
@@ -13,7 +14,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.ingest.IdempotencyKey;
-import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +32,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -73,14 +72,6 @@ class DeliveryTest {
 
     private static void awaitSpoolEmpty(RunningRelay relay) {
         await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
-    }
-
-    private static byte[] gzip(byte[] plain) throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
-            zip.write(plain);
-        }
-        return out.toByteArray();
     }
 
     @Test

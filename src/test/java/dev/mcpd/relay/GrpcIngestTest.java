@@ -1,7 +1,7 @@
 package dev.mcpd.relay;
 
 import static dev.mcpd.testing.GrpcClient.framed;
-import static dev.mcpd.testing.GrpcClient.gzip;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.testing.OtlpTelemetry.contains;
 import static dev.mcpd.testing.OtlpTelemetry.gunzip;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -20,8 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -37,17 +35,6 @@ class GrpcIngestTest {
     @RegisterExtension
     static final SharedRelay relay = new SharedRelay();
 
-    static GrpcClient grpc;
-
-    @BeforeAll
-    static void client() {
-        grpc = new GrpcClient(relay.port());
-    }
-
-    @AfterAll
-    static void closeClient() {
-        grpc.close();
-    }
 
     String endpoint() {
         return "http://127.0.0.1:" + relay.port();
@@ -103,7 +90,7 @@ class GrpcIngestTest {
     @Test
     void anExportCallIsAnsweredOkWithAnEmptyResponseInTheTrailers() {
         byte[] message = "a protobuf message".getBytes(StandardCharsets.UTF_8);
-        GrpcClient.Reply reply = grpc.call(GrpcClient.LOGS, Map.of(), framed(message));
+        GrpcClient.Reply reply = relay.grpc().call(GrpcClient.LOGS, Map.of(), framed(message));
 
         assertEquals(200, reply.httpStatus());
         assertEquals("application/grpc", reply.headers().get("content-type"));
@@ -116,7 +103,7 @@ class GrpcIngestTest {
     @Test
     void theIdempotencyKeyMetadataIsTheEntrysKey() {
         byte[] message = "keyed over grpc".getBytes(StandardCharsets.UTF_8);
-        assertEquals(0, grpc.call(GrpcClient.TRACES, Map.of("idempotency-key", "grpc-key-1"), framed(message))
+        assertEquals(0, relay.grpc().call(GrpcClient.TRACES, Map.of("idempotency-key", "grpc-key-1"), framed(message))
                 .grpcStatus());
         assertEquals("grpc-key-1", entryWith(message).idempotencyKey());
     }
@@ -125,7 +112,7 @@ class GrpcIngestTest {
     void aMessageGzipEncodedByTheSenderIsKeptAsSentWithItsEncoding() throws Exception {
         byte[] message = "compressed over grpc".getBytes(StandardCharsets.UTF_8);
         byte[] compressed = gzip(message);
-        assertEquals(0, grpc.call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(1, compressed))
+        assertEquals(0, relay.grpc().call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(1, compressed))
                 .grpcStatus());
         SpoolRequest entry = relay.spooled().stream().map(SpoolEntry::request)
                 .filter(r -> java.util.Arrays.equals(compressed, r.body())).findFirst().orElseThrow();
@@ -134,7 +121,7 @@ class GrpcIngestTest {
 
         // grpc-encoding names what a compressed message is in; an uncompressed one under it is kept as it is
         byte[] plain = "uncompressed under grpc-encoding gzip".getBytes(StandardCharsets.UTF_8);
-        assertEquals(0, grpc.call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(0, plain))
+        assertEquals(0, relay.grpc().call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(0, plain))
                 .grpcStatus());
         assertEquals("", entryWith(plain).contentEncoding());
     }
@@ -142,11 +129,11 @@ class GrpcIngestTest {
     @Test
     void anotherMethodIsUnimplementedAndNothingIsWritten() {
         int before = relay.spooled().size();
-        GrpcClient.Reply reply = grpc.call("/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+        GrpcClient.Reply reply = relay.grpc().call("/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
                 Map.of(), framed("profile".getBytes(StandardCharsets.UTF_8)));
         assertEquals(12, reply.grpcStatus(), "UNIMPLEMENTED");
         assertTrue(reply.grpcMessage().contains("unknown gRPC method"), reply.grpcMessage());
-        assertEquals(12, grpc.call("/grpc.health.v1.Health/Check", Map.of(), framed(new byte[0])).grpcStatus());
+        assertEquals(12, relay.grpc().call("/grpc.health.v1.Health/Check", Map.of(), framed(new byte[0])).grpcStatus());
         assertEquals(before, relay.spooled().size());
     }
 
@@ -172,7 +159,7 @@ class GrpcIngestTest {
         List<String> observed = new java.util.ArrayList<>();
         boolean all = true;
         for (Map.Entry<String, byte[]> body : bodies.entrySet()) {
-            GrpcClient.Reply reply = grpc.call(GrpcClient.TRACES, Map.of(), body.getValue());
+            GrpcClient.Reply reply = relay.grpc().call(GrpcClient.TRACES, Map.of(), body.getValue());
             int expected = body.getKey().startsWith("a length prefix of 4 GiB") ? 8 : 3;
             observed.add(body.getKey() + " → " + reply.grpcStatus() + " " + reply.grpcMessage());
             all &= reply.httpStatus() == 200 && reply.grpcStatus() == expected
@@ -190,7 +177,7 @@ class GrpcIngestTest {
     @Test
     void aCompressedMessageInAnEncodingNotSupportedIsUnimplemented() {
         int before = relay.spooled().size();
-        GrpcClient.Reply reply = grpc.call(GrpcClient.TRACES, Map.of("grpc-encoding", "snappy"),
+        GrpcClient.Reply reply = relay.grpc().call(GrpcClient.TRACES, Map.of("grpc-encoding", "snappy"),
                 framed(1, new byte[] {1, 2, 3}));
         assertEquals(12, reply.grpcStatus(), reply.grpcMessage());
         assertEquals("gzip", reply.headers().get("grpc-accept-encoding"));
@@ -216,8 +203,8 @@ class GrpcIngestTest {
         double refusedBefore = ingestRequests("grpc", "refused");
         double httpBefore = ingestRequests("http", "accepted");
 
-        assertEquals(0, grpc.call(GrpcClient.TRACES, Map.of(), framed(new byte[] {1})).grpcStatus());
-        assertEquals(12, grpc.call("/x.Y/Z", Map.of(), framed(new byte[] {1})).grpcStatus());
+        assertEquals(0, relay.grpc().call(GrpcClient.TRACES, Map.of(), framed(new byte[] {1})).grpcStatus());
+        assertEquals(12, relay.grpc().call("/x.Y/Z", Map.of(), framed(new byte[] {1})).grpcStatus());
 
         assertEquals(acceptedBefore + 1, ingestRequests("grpc", "accepted"));
         assertEquals(refusedBefore + 1, ingestRequests("grpc", "refused"));

@@ -25,8 +25,6 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,17 +44,6 @@ class GrpcRefusalsTest {
     static final SharedRelay relay = new SharedRelay(Map.of("MCPD_INGEST_KEY", KEY,
             "MCPD_MAX_BODY_BYTES", Integer.toString(MAX_BODY)));
 
-    static GrpcClient grpc;
-
-    @BeforeAll
-    static void client() {
-        grpc = new GrpcClient(relay.port());
-    }
-
-    @AfterAll
-    static void closeClient() {
-        grpc.close();
-    }
 
     static byte[] message(int bytes, char fill) {
         byte[] message = new byte[bytes];
@@ -71,8 +58,8 @@ class GrpcRefusalsTest {
     @Test
     void withoutTheKeyACallIsUnauthenticatedAndNothingIsWritten() {
         byte[] message = message(100, 'a');
-        GrpcClient.Reply none = grpc.call(GrpcClient.TRACES, Map.of(), framed(message));
-        GrpcClient.Reply wrong = grpc.call(GrpcClient.TRACES, Map.of("authorization", "Bearer not-" + KEY),
+        GrpcClient.Reply none = relay.grpc().call(GrpcClient.TRACES, Map.of(), framed(message));
+        GrpcClient.Reply wrong = relay.grpc().call(GrpcClient.TRACES, Map.of("authorization", "Bearer not-" + KEY),
                 framed(message));
         assertEquals(16, none.grpcStatus(), "UNAUTHENTICATED");
         assertEquals(16, wrong.grpcStatus());
@@ -96,7 +83,7 @@ class GrpcRefusalsTest {
                 .map(c -> new Credential(c.header().toLowerCase(java.util.Locale.ROOT), c.value())));
 
         byte[] message = message(10, 'x');
-        assertEquals(0, grpc.call(GrpcClient.LOGS, Map.of("x-mcpd-key", KEY), framed(message)).grpcStatus());
+        assertEquals(0, relay.grpc().call(GrpcClient.LOGS, Map.of("x-mcpd-key", KEY), framed(message)).grpcStatus());
         assertTrue(spooled(relay.running(), message));
     }
 
@@ -106,14 +93,14 @@ class GrpcRefusalsTest {
         byte[] overIt = message(MAX_BODY + 1, 'o');
         Map<String, String> key = Map.of("x-mcpd-key", KEY);
 
-        assertEquals(0, grpc.call(GrpcClient.TRACES, key, framed(atTheLimit)).grpcStatus());
-        GrpcClient.Reply refused = grpc.call(GrpcClient.TRACES, key, framed(overIt));
+        assertEquals(0, relay.grpc().call(GrpcClient.TRACES, key, framed(atTheLimit)).grpcStatus());
+        GrpcClient.Reply refused = relay.grpc().call(GrpcClient.TRACES, key, framed(overIt));
         assertEquals(8, refused.grpcStatus(), "RESOURCE_EXHAUSTED: " + refused.grpcMessage());
         assertTrue(refused.grpcMessage().contains(Integer.toString(MAX_BODY)), refused.grpcMessage());
         assertTrue(spooled(relay.running(), atTheLimit));
         assertFalse(spooled(relay.running(), overIt));
 
-        assertEquals(16, grpc.call(GrpcClient.TRACES, Map.of(), framed(overIt)).grpcStatus(),
+        assertEquals(16, relay.grpc().call(GrpcClient.TRACES, Map.of(), framed(overIt)).grpcStatus(),
                 "the key is checked before the size");
     }
 

@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.relay.DeliveryTest.post;
 import static dev.mcpd.testing.TestTuning.HTTP;
 import static dev.mcpd.testing.TestTuning.PATIENCE;
@@ -15,7 +16,6 @@ import dev.mcpd.collector.StoredBatches;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.Ports;
-import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -32,7 +32,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,14 +53,6 @@ class RelayBatchDeliveryTest {
 
     private static byte[] event(String id) {
         return ("{\"events\":[{\"id\":\"" + id + "\"}]}").getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] gzip(byte[] plain) throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
-            zip.write(plain);
-        }
-        return out.toByteArray();
     }
 
     /** What a test posts to a relay whose upstream is down. */

@@ -8,16 +8,12 @@ import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.RequestOptions;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * A gRPC client at the byte level, on Vert.x's HTTP/2 client (h2c with prior knowledge, as gRPC senders connect): it
@@ -110,16 +106,6 @@ public final class GrpcClient implements AutoCloseable {
     public static byte[] framed(int compressedFlag, byte[] message) {
         return ByteBuffer.allocate(5 + message.length).put((byte) compressedFlag).putInt(message.length).put(message)
                 .array();
-    }
-
-    public static byte[] gzip(byte[] bytes) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (GZIPOutputStream gzip = new GZIPOutputStream(out)) {
-            gzip.write(bytes);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
     }
 
     @Override

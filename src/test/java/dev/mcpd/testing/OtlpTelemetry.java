@@ -193,12 +193,7 @@ public final class OtlpTelemetry {
             var builder = OtlpGrpcSpanExporter.builder().setEndpoint(endpoint).setCompression(compression)
                     .setTimeout(Duration.ofSeconds(timeoutSeconds));
             metadata.forEach(builder::addHeader);
-            OtlpGrpcSpanExporter exporter = builder.build();
-            try {
-                return exporter.export(spans).join(timeoutSeconds, SECONDS);
-            } finally {
-                exporter.shutdown().join(10, SECONDS);
-            }
+            return once(builder.build(), e -> e.export(spans), OtlpGrpcSpanExporter::shutdown, timeoutSeconds);
         }
 
         public static CompletableResultCode exportLogs(String endpoint, String compression,
@@ -207,12 +202,7 @@ public final class OtlpTelemetry {
             var builder = OtlpGrpcLogRecordExporter.builder().setEndpoint(endpoint).setCompression(compression)
                     .setTimeout(Duration.ofSeconds(timeoutSeconds));
             metadata.forEach(builder::addHeader);
-            OtlpGrpcLogRecordExporter exporter = builder.build();
-            try {
-                return exporter.export(logs).join(timeoutSeconds, SECONDS);
-            } finally {
-                exporter.shutdown().join(10, SECONDS);
-            }
+            return once(builder.build(), e -> e.export(logs), OtlpGrpcLogRecordExporter::shutdown, timeoutSeconds);
         }
 
         public static CompletableResultCode exportMetrics(String endpoint, String compression,
@@ -221,11 +211,17 @@ public final class OtlpTelemetry {
             var builder = OtlpGrpcMetricExporter.builder().setEndpoint(endpoint).setCompression(compression)
                     .setTimeout(Duration.ofSeconds(timeoutSeconds));
             metadata.forEach(builder::addHeader);
-            OtlpGrpcMetricExporter exporter = builder.build();
+            return once(builder.build(), e -> e.export(metrics), OtlpGrpcMetricExporter::shutdown, timeoutSeconds);
+        }
+
+        /** Exports once with the exporter, waits for the result, shuts the exporter down. */
+        private static <E> CompletableResultCode once(E exporter, Function<E, CompletableResultCode> export,
+                                                      Function<E, CompletableResultCode> shutdown,
+                                                      long timeoutSeconds) {
             try {
-                return exporter.export(metrics).join(timeoutSeconds, SECONDS);
+                return export.apply(exporter).join(timeoutSeconds, SECONDS);
             } finally {
-                exporter.shutdown().join(10, SECONDS);
+                shutdown.apply(exporter).join(10, SECONDS);
             }
         }
     }
@@ -362,6 +358,16 @@ public final class OtlpTelemetry {
     }
 
     // ---- bytes ----
+
+    public static byte[] gzip(byte[] plain) {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(bytes)) {
+            out.write(plain);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
 
     public static byte[] gunzip(byte[] gzipped) throws IOException {
         try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzipped))) {
