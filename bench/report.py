@@ -459,8 +459,28 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + barrier_section(res)
+    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + barrier_section(res) + health_section(res)
     return "\n".join(md)
+
+
+def health_section(res):
+    rows = res.kind("health")
+    if not rows:
+        return []
+    md = ["## Health checks", "",
+          "`bin/mcpd relay` checking one `mcpd serve`, no traffic: the collector is killed, and once the relay shows it "
+          "out of service in `/relay/status` (read every 50 ms) it is started again on the same port. \"Out of "
+          "service after\" runs from the kill, \"back after\" from the moment the collector answers `/readyz` "
+          "again (`bench/health.py`, run " + rows[0]["date"] + ", `bench/run.sh --only health` measures this phase "
+          "alone).", "",
+          "| settings | out of service after, s | back in service after, s |", "|---|---|---|"]
+    for name, label in (("defaults", "defaults: interval 5 s, timeout 2 s, unhealthy 3, healthy 2"),
+                        ("elb", "the ELB example: interval 6 s, timeout 3 s, 4 / 4")):
+        runs = [r for r in rows if r["settings"] == name]
+        if runs:
+            md.append(f"| {label} | {spread((r['detect_s'] for r in runs), '{:.1f}')} | "
+                      f"{spread((r['recover_s'] for r in runs), '{:.1f}')} |")
+    return md + [""]
 
 
 def barrier_section(res):

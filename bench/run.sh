@@ -9,14 +9,15 @@
 # heap sizes), and delivery across a long link (bench/wan.py: the relay ships through a delaying TCP proxy at RTT
 # 0 / 20 / 80 / 200 ms to mcpd serve on SQLite and PostgreSQL, in batches, and to nginx, one request per entry), and
 # OTLP/gRPC Export calls beside OTLP/HTTP requests of the same message (h2load, both over HTTP/2), and the delivery
-# barrier (bench/barrier.py: last accept → 200 from /relay/sync at RTT 0 and 80 ms; accept with 0 and 1 000 waiters).
+# barrier (bench/barrier.py: last accept → 200 from /relay/sync at RTT 0 and 80 ms; accept with 0 and 1 000 waiters),
+# and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier]
+# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier | --only health]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only large-bodies | --only wan | --only grpc | --only barrier
+#   --only large-bodies | --only wan | --only grpc | --only barrier | --only health
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -27,11 +28,13 @@ root=$(cd "$here/.." && pwd)
 quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
-  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = barrier ] || {
-            echo "usage: bench/run.sh --only large-bodies|wan|grpc|barrier" >&2; exit 2; }
+  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = barrier ] \
+            || [ "${2:-}" = health ] || {
+            echo "usage: bench/run.sh --only large-bodies|wan|grpc|barrier|health" >&2; exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier]" >&2
+  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier |" \
+       "--only health]" >&2
      exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
@@ -40,14 +43,14 @@ if ((quick)); then
   reps=1 seconds=3 warmup=1 relay_warmup=5 sustained=10 backlogs="0 10000" backlog_reps=1 latency_reps=1
   disk_seconds=1
   wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80
-  barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3"
+  barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3" health_runs=1
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
   reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
   disk_seconds=5
   wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx wan_reps=3 wan_backlog=100000 wan_sustained=60
   wan_sustained_rtts=0,80
-  barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20"
+  barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
   report_dir=$root plots_dir=$root/bench/report
 fi
 connections=64
@@ -389,6 +392,12 @@ if want barrier; then
   say "barrier: last accept → 200 from /relay/sync at RTT 0 and 80 ms; accept with 0 and 1 000 waiters"
   # shellcheck disable=SC2086 # barrier_args is a list of options
   python3 "$here/barrier.py" --jar "$root/target/mcpd.jar" --rtt 0,80 $barrier_args --out "$results" >&2
+fi
+
+# --- health checks: bench/health.py -------------------------------------------------------------------------------
+if want health; then
+  say "health: out of service after the upstream dies, back after it returns (defaults and the ELB example)"
+  python3 "$here/health.py" --jar "$root/target/mcpd.jar" --runs "$health_runs" --out "$results" >&2
 fi
 
 # --- the report -------------------------------------------------------------------------------------------------

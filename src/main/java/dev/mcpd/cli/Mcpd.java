@@ -34,7 +34,7 @@ import picocli.CommandLine;
         description = {"Durable ingest relay for telemetry, and the collector it delivers to.", "Options may stand before or after the command."},
         footer = "Every option also reads MCPD_<NAME> (e.g. MCPD_SPOOL_DIR); a flag beats the variable.")
 public final class Mcpd implements Callable<Integer> {
-    static final String VERSION = "0.1.0";
+    static final String VERSION = dev.mcpd.config.McpdVersion.VERSION;
     static final int EXIT_OK = 0;
     /** Something went wrong while running. */
     static final int EXIT_FAILURE = 1;

@@ -39,6 +39,11 @@ import java.util.stream.Collectors;
  * @param maxInFlight    the most requests in flight to one upstream at once ({@code --max-in-flight})
  * @param batchMaxEntries the most entries in one relay batch; 1 sends every entry alone ({@code --batch-max-entries})
  * @param batchMaxBytes  the most body bytes in one relay batch ({@code --batch-max-bytes})
+ * @param probePath      the path every upstream is checked with ({@code --probe-path})
+ * @param probeInterval  time between checks of one upstream ({@code --probe-interval-seconds})
+ * @param probeTimeout   a check answered later fails ({@code --probe-timeout-seconds}); shorter than the interval
+ * @param healthyThreshold   successful checks in a row that bring an upstream back ({@code --healthy-threshold})
+ * @param unhealthyThreshold failed checks in a row that take it out of service ({@code --unhealthy-threshold})
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
@@ -58,8 +63,19 @@ public record McpdConfig(
         int maxInFlight,
         int batchMaxEntries,
         long batchMaxBytes,
+        String probePath,
+        Duration probeInterval,
+        Duration probeTimeout,
+        int healthyThreshold,
+        int unhealthyThreshold,
         long quotaPerMinute,
         Optional<Path> routes) {
+
+    /** Checks further apart than an hour would leave a dead upstream in service for hours. */
+    public static final long MAX_PROBE_SECONDS = 3_600;
+    /** More checks in a row than this would take an upstream out (or bring it back) only after hours. */
+    public static final int MAX_THRESHOLD = 100;
+    private static final Pattern PROBE_PATH_FORM = Pattern.compile("/[\\x21-\\x7e]{0,1023}");
 
     /** More workers than this buys nothing over one network link and only hides a wrong value. */
     public static final int MAX_WORKERS = 1024;
@@ -95,6 +111,15 @@ public record McpdConfig(
         check(Options.MAX_IN_FLIGHT, () -> checkMaxInFlight(maxInFlight));
         check(Options.BATCH_MAX_ENTRIES, () -> checkBatchMaxEntries(batchMaxEntries));
         check(Options.BATCH_MAX_BYTES, () -> atLeastOneByte(batchMaxBytes));
+        Objects.requireNonNull(probePath, "probePath");
+        Objects.requireNonNull(probeInterval, "probeInterval");
+        Objects.requireNonNull(probeTimeout, "probeTimeout");
+        check(Options.PROBE_PATH, () -> checkProbePath(probePath));
+        check(Options.PROBE_INTERVAL_SECONDS, () -> checkProbeSeconds(probeInterval.toSeconds()));
+        check(Options.PROBE_TIMEOUT_SECONDS, () -> checkProbeSeconds(probeTimeout.toSeconds()));
+        check(Options.PROBE_TIMEOUT_SECONDS, () -> checkProbeTimeout(probeTimeout, probeInterval));
+        check(Options.HEALTHY_THRESHOLD, () -> checkThreshold(healthyThreshold));
+        check(Options.UNHEALTHY_THRESHOLD, () -> checkThreshold(unhealthyThreshold));
         check(Options.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
         routes.ifPresent(dir -> check(Options.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
@@ -129,6 +154,11 @@ public record McpdConfig(
                 given.value(Options.MAX_IN_FLIGHT),
                 given.value(Options.BATCH_MAX_ENTRIES),
                 given.value(Options.BATCH_MAX_BYTES),
+                given.value(Options.PROBE_PATH),
+                given.value(Options.PROBE_INTERVAL_SECONDS),
+                given.value(Options.PROBE_TIMEOUT_SECONDS),
+                given.value(Options.HEALTHY_THRESHOLD),
+                given.value(Options.UNHEALTHY_THRESHOLD),
                 given.value(Options.QUOTA_PER_MINUTE),
                 given.single(Options.ROUTES));
     }
@@ -189,6 +219,9 @@ public record McpdConfig(
                 section("delivery", workers + (workers == 1 ? " worker" : " workers") + "; up to " + maxInFlight
                         + " in flight per upstream; " + (batchMaxEntries == 1 ? "no batches"
                         : "batches to mcpd of up to " + batchMaxEntries + " entries, " + ByteSize.format(batchMaxBytes))),
+                section("health", "GET " + probePath + " every " + probeInterval.toSeconds() + " s, "
+                        + probeTimeout.toSeconds() + " s timeout; out of service after " + unhealthyThreshold
+                        + " failed checks in a row, back after " + healthyThreshold + " successful ones"),
                 section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
                         .orElse("built-in only")));
     }
@@ -329,6 +362,37 @@ public record McpdConfig(
             throw new IllegalArgumentException(entries + " is out of range: use 1 (no batches) to " + MAX_BATCH_ENTRIES);
         }
         return (int) entries;
+    }
+
+    static String checkProbePath(String path) {
+        String stripped = path.strip();
+        if (!PROBE_PATH_FORM.matcher(stripped).matches()) {
+            throw new IllegalArgumentException("\"" + path + "\" is not a path: it starts with / and holds visible"
+                    + " ASCII characters only (at most 1024)");
+        }
+        return stripped;
+    }
+
+    static Duration checkProbeSeconds(long seconds) {
+        if (seconds < 1 || seconds > MAX_PROBE_SECONDS) {
+            throw new IllegalArgumentException(seconds + " seconds is out of range: use 1 to " + MAX_PROBE_SECONDS);
+        }
+        return Duration.ofSeconds(seconds);
+    }
+
+    static Duration checkProbeTimeout(Duration timeout, Duration interval) {
+        if (timeout.compareTo(interval) >= 0) {
+            throw new IllegalArgumentException(timeout.toSeconds() + " seconds is not shorter than"
+                    + " --probe-interval-seconds (" + interval.toSeconds() + "): a check must end before the next");
+        }
+        return timeout;
+    }
+
+    static int checkThreshold(long checks) {
+        if (checks < 1 || checks > MAX_THRESHOLD) {
+            throw new IllegalArgumentException(checks + " checks is out of range: use 1 to " + MAX_THRESHOLD);
+        }
+        return (int) checks;
     }
 
     static int checkWorkers(long workers) {

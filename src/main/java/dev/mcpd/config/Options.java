@@ -54,6 +54,21 @@ public final class Options {
     public static final Option<Long> BATCH_MAX_BYTES = Option.of("--batch-max-bytes", "SIZE",
             "the most body bytes in one batch; a larger entry travels alone", "1MiB",
             text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
+    public static final Option<String> PROBE_PATH = Option.of("--probe-path", "PATH",
+            "path every upstream is asked with GET to check it: a dynamic check, not a static file", "/readyz",
+            McpdConfig::checkProbePath, Role.RELAY);
+    public static final Option<Duration> PROBE_INTERVAL_SECONDS = Option.of("--probe-interval-seconds", "N",
+            "time between checks of one upstream", "5",
+            text -> McpdConfig.checkProbeSeconds(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Duration> PROBE_TIMEOUT_SECONDS = Option.of("--probe-timeout-seconds", "N",
+            "a check answered later than this fails, even a 200; shorter than the interval", "2",
+            text -> McpdConfig.checkProbeSeconds(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Integer> HEALTHY_THRESHOLD = Option.of("--healthy-threshold", "N",
+            "successful checks in a row that bring an upstream back into service", "2",
+            text -> McpdConfig.checkThreshold(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Integer> UNHEALTHY_THRESHOLD = Option.of("--unhealthy-threshold", "N",
+            "failed checks in a row (probes or deliveries) that take an upstream out of service", "3",
+            text -> McpdConfig.checkThreshold(McpdConfig.wholeNumber(text)), Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
@@ -65,7 +80,8 @@ public final class Options {
     /** Every option, in the order help and the README list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
-            BATCH_MAX_BYTES, QUOTA_PER_MINUTE, ROUTES);
+            BATCH_MAX_BYTES, PROBE_PATH, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
+            UNHEALTHY_THRESHOLD, QUOTA_PER_MINUTE, ROUTES);
 
     private Options() {
     }

@@ -124,7 +124,7 @@ final class SpoolConsumer extends DefaultConsumer {
     private List<Shipment> shipmentsFrom(SpoolEntry first) throws InterruptedException, IOException {
         Optional<Upstream> ready = board.firstReady();
         boolean batches = packer.batching() && ready.isPresent()
-                && board.offerOnceProbed(ready.get(), UpstreamProbe.TIMEOUT).batches();
+                && board.offerOnceProbed(ready.get(), UpstreamProbe.FIRST_ANSWER_WAIT).batches();
         if (!batches || alone.contains(first.seq())) {
             alone.remove(first.seq());
             return List.of(Shipment.single(first));

@@ -51,7 +51,8 @@ public final class UpstreamBoard {
                        int consecutiveFailures, OptionalInt lastStatus, Optional<Duration> lastLatency,
                        Optional<Instant> lastAnswer, long delivered, long failedAttempts, boolean up,
                        Optional<Instant> lastUp, int window, int inFlight, String protocol, boolean batches,
-                       long requests) {
+                       long requests, boolean inService, int checkSuccessesInARow, int checkFailuresInARow,
+                       Optional<ServiceState.Check> lastCheck, long checksSucceeded, long checksFailed) {
 
         /** {@code waiting} while in a wait, else {@code up} when it answered lately, else {@code down}. */
         public String state() {
@@ -79,10 +80,12 @@ public final class UpstreamBoard {
         boolean reportedUp;
         long delivered;
         long failedAttempts;
+        final ServiceState service;
 
-        Status(Upstream upstream, UpstreamWindow window) {
+        Status(Upstream upstream, UpstreamWindow window, ServiceState.Thresholds thresholds) {
             this.upstream = upstream;
             this.window = window;
+            this.service = new ServiceState(thresholds);
         }
     }
 
@@ -109,8 +112,20 @@ public final class UpstreamBoard {
      */
     public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock, Duration upWindow, int maxInFlight,
                          Duration timeout) {
+        this(urls, backoff, clock, upWindow, maxInFlight, timeout, ServiceState.Thresholds.DEFAULT.healthy(),
+                ServiceState.Thresholds.DEFAULT.unhealthy());
+    }
+
+    /**
+     * @param healthyThreshold   successful checks in a row that bring an upstream back into service
+     * @param unhealthyThreshold failed checks in a row (probes or deliveries) that take it out of service
+     */
+    public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock, Duration upWindow, int maxInFlight,
+                         Duration timeout, int healthyThreshold, int unhealthyThreshold) {
+        ServiceState.Thresholds thresholds = new ServiceState.Thresholds(healthyThreshold, unhealthyThreshold);
         for (int i = 0; i < urls.size(); i++) {
-            statuses.add(new Status(new Upstream(i + 1, urls.get(i)), new UpstreamWindow(maxInFlight, timeout)));
+            statuses.add(new Status(new Upstream(i + 1, urls.get(i)), new UpstreamWindow(maxInFlight, timeout),
+                    thresholds));
         }
         this.backoff = backoff;
         this.clock = clock;
@@ -179,12 +194,26 @@ public final class UpstreamBoard {
     }
 
     private Optional<Upstream> firstReady(Instant now) {
+        boolean failOpen = noneInService();
         for (Status status : statuses) {
-            if (!status.waitingUntil.isAfter(now)) {
+            if ((failOpen || status.service.inService()) && !status.waitingUntil.isAfter(now)) {
                 return Optional.of(status.upstream);
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * True when every upstream is out of service: delivery then goes on trying them all, in order, at backoff pace
+     * (fail open, as a load balancer does) — nothing waits for an operator.
+     */
+    private boolean noneInService() {
+        for (Status status : statuses) {
+            if (status.service.inService()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -209,8 +238,10 @@ public final class UpstreamBoard {
         try {
             while (true) {
                 Instant now = clock.instant();
+                boolean failOpen = noneInService();
                 for (Status status : statuses) {
-                    if (!tried.contains(status.upstream.order()) && !status.waitingUntil.isAfter(now)) {
+                    if ((failOpen || status.service.inService()) && !tried.contains(status.upstream.order())
+                            && !status.waitingUntil.isAfter(now)) {
                         return status.upstream;
                     }
                 }
@@ -222,7 +253,10 @@ public final class UpstreamBoard {
                 if (closed || stopRequested.getAsBoolean()) {
                     throw new DeliveryStopped();
                 }
-                Instant earliest = statuses.stream().map(s -> s.waitingUntil).min(Instant::compareTo).orElseThrow();
+                boolean open = failOpen;
+                // Out of service ones are passed over; a check that brings one back signals, as a wait that ends.
+                Instant earliest = statuses.stream().filter(s -> open || s.service.inService())
+                        .map(s -> s.waitingUntil).min(Instant::compareTo).orElse(now.plus(checkEvery));
                 long nanos = Math.min(Duration.between(now, earliest).toNanos(), checkEvery.toNanos());
                 changed.awaitNanos(Math.max(nanos, TimeUnit.MILLISECONDS.toNanos(1)));
             }
@@ -249,6 +283,7 @@ public final class UpstreamBoard {
             s.waitingUntil = Instant.MIN;
             s.waitCause = null;
             s.delivered += entries;
+            checked(s, new ServiceState.Check(clock.instant(), OptionalInt.of(status), latency, true, ""));
             if (upstream.order() > 1) {
                 failovers += entries;
             }
@@ -303,6 +338,7 @@ public final class UpstreamBoard {
             }
             Duration wait = retryAfter.orElseGet(() -> backoff.next(s.consecutiveFailures));
             Instant now = clock.instant();
+            checked(s, new ServiceState.Check(now, status, latency, false, "delivery " + cause));
             s.waitingUntil = now.plus(wait);
             s.waitCause = cause;
             s.waitAskedFor = retryAfter.isPresent();
@@ -319,13 +355,21 @@ public final class UpstreamBoard {
         }
     }
 
-    /**
-     * The result of a readiness probe ({@code GET <upstream>/readyz}): a 2xx keeps the upstream up; anything else, or
-     * no answer, does not (it goes down once its window has passed). A 2xx also ends a backoff wait at once — a
-     * primary that is back gets its traffic within a probe interval, not after a backoff of up to a minute — but
-     * never a wait the upstream asked for with {@code Retry-After}.
-     */
+    /** A probe's result, a check that succeeds on a 2xx (tests; the relay's probe also knows its timeout). */
     public void probed(Upstream upstream, OptionalInt status, Duration latency) {
+        boolean success = status.isPresent() && status.getAsInt() / 100 == 2;
+        probed(upstream, status, latency, success ? "" : status.isPresent() ? "answered " + status.getAsInt()
+                : "no answer");
+    }
+
+    /**
+     * The result of a health check ({@code GET <upstream><--probe-path>}): {@code failure} is "" when it answered
+     * 2xx within the probe timeout, else why it failed (SPEC §10.2). A success keeps the upstream up (SPEC §6); a run of
+     * them long enough to call it healthy brings it back into service and ends a backoff wait at once — a primary
+     * that is back gets its traffic within a probe interval of that, not after a backoff of up to a minute — but never
+     * a wait the upstream asked for with {@code Retry-After}.
+     */
+    public void probed(Upstream upstream, OptionalInt status, Duration latency, String failure) {
         lock.lock();
         try {
             Status s = statusOf(upstream);
@@ -333,19 +377,41 @@ public final class UpstreamBoard {
                 s.probedOnce = true;
                 changed.signalAll();
             }
-            if (status.isPresent() && status.getAsInt() / 100 == 2) {
+            boolean success = failure.isEmpty();
+            checked(s, new ServiceState.Check(clock.instant(), status, latency, success, "probe " + failure));
+            if (success) {
                 markUp(s);
-                if (!s.waitAskedFor && s.waitingUntil.isAfter(clock.instant())) {
+                if (s.service.healthyRun() && !s.waitAskedFor && s.waitingUntil.isAfter(clock.instant())) {
                     s.waitingUntil = Instant.MIN;
                     s.waitCause = null;
                     LOG.info("upstream={} order={} state=up wait_ended_by=probe", upstream.label(), upstream.order());
                     changed.signalAll();
                 }
             } else {
-                reportIfDown(s, status.isPresent() ? "readyz answered " + status.getAsInt() : "readyz unreachable");
+                reportIfDown(s, failure);
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Counts a check; one log line when it changes the upstream's service state. */
+    private void checked(Status s, ServiceState.Check check) {
+        boolean noneBefore = noneInService();
+        ServiceState.Change change = s.service.record(check);
+        if (change == ServiceState.Change.OUT_OF_SERVICE) {
+            LOG.warn("upstream={} order={} out of service after {} failed checks: {}", s.upstream.label(),
+                    s.upstream.order(), s.service.thresholds().unhealthy(), check.reason());
+            if (noneInService()) {
+                LOG.warn("every upstream is out of service: delivery goes on trying them in order (fail open)");
+            }
+        } else if (change == ServiceState.Change.BACK_IN_SERVICE) {
+            LOG.info("upstream={} order={} back in service after {} successful checks", s.upstream.label(),
+                    s.upstream.order(), s.service.thresholds().healthy());
+            if (noneBefore) {
+                LOG.info("an upstream is in service again: delivery passes over those out of service");
+            }
+            changed.signalAll();
         }
     }
 
@@ -424,7 +490,9 @@ public final class UpstreamBoard {
                         s.lastStatus == null ? OptionalInt.empty() : OptionalInt.of(s.lastStatus),
                         Optional.ofNullable(s.lastLatency), Optional.ofNullable(s.lastAnswer),
                         s.delivered, s.failedAttempts, isUp(s, now), Optional.ofNullable(s.lastUp),
-                        s.window.limit(), s.window.inFlight(), s.protocol, s.offer.batches(), s.requests.get());
+                        s.window.limit(), s.window.inFlight(), s.protocol, s.offer.batches(), s.requests.get(),
+                        s.service.inService(), s.service.successesInARow(), s.service.failuresInARow(),
+                        s.service.last(), s.service.succeeded(), s.service.failed());
             }).toList();
         } finally {
             lock.unlock();

@@ -1,24 +1,32 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.McpdVersion;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RequestTarget;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Asks every upstream whether it is ready ({@code GET <upstream>/readyz}, all at once, each within
- * {@link #TIMEOUT}) and tells the {@link UpstreamBoard}. Run by the probe-upstreams route every 5 seconds, so that
- * readiness and {@code mcpd_relay_upstream_up} reflect upstreams that take no traffic (a secondary, or a primary
- * while the spool is empty).
+ * Checks every upstream (SPEC §6, §10.2): {@code GET <upstream><--probe-path>} with
+ * {@code User-Agent: mcpd-relay-health-check/<version>}, each within {@code --probe-timeout-seconds}, and tells the
+ * {@link UpstreamBoard} — a 2xx in time is a successful check; anything else (refused, reset, another status, no answer
+ * in time) a failed one, with its reason. Run by the probe-upstreams route every {@code --probe-interval-seconds};
+ * the upstreams are spread over the part of the interval the timeout leaves free, with a little jitter, so several
+ * relays' checks (and one relay's of several upstreams) do not all land at once.
  *
  * <p>The probe also finds out whether HTTP/2 can carry deliveries ({@link UpstreamOffer}): it asks for HTTP/2 — by
  * {@code Upgrade: h2c} on {@code http://}, a body-less GET being the request an upgrade is made for, and by ALPN on
@@ -26,36 +34,75 @@ import org.apache.camel.Processor;
  */
 public final class UpstreamProbe implements Processor {
 
-    static final Duration TIMEOUT = Duration.ofSeconds(2);
-    static final String PATH = "/readyz";
+    public static final String USER_AGENT = "mcpd-relay-health-check/" + McpdVersion.VERSION;
+    /** How long delivery waits at start for an upstream's first check to say what it speaks. */
+    static final Duration FIRST_ANSWER_WAIT = Duration.ofSeconds(2);
 
     private final UpstreamBoard board;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2)
-            .connectTimeout(TIMEOUT).build();
+    private final String path;
+    private final Duration timeout;
+    private final Duration interval;
+    private final HttpClient http;
+    /** The first round checks every upstream at once: delivery waits for it to know what each speaks. */
+    private volatile boolean firstRound = true;
 
-    public UpstreamProbe(UpstreamBoard board) {
+    public UpstreamProbe(UpstreamBoard board, String path, Duration timeout, Duration interval) {
         this.board = board;
+        this.path = path;
+        this.timeout = timeout;
+        this.interval = interval;
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).build();
     }
 
     @Override
     public void process(Exchange exchange) {
+        List<Upstream> upstreams = board.upstreams();
+        // The free part of the interval, shared out among the upstreams, each a little later or sooner at random.
+        long spread = firstRound ? 0 : Math.max(0, interval.minus(timeout).toMillis()) / Math.max(1, upstreams.size());
+        firstRound = false;
         List<CompletableFuture<Void>> probes = new ArrayList<>();
-        for (Upstream upstream : board.upstreams()) {
-            long started = System.nanoTime();
-            HttpRequest request = HttpRequest.newBuilder(probeUrl(upstream)).timeout(TIMEOUT).GET().build();
-            probes.add(http.sendAsync(request, HttpResponse.BodyHandlers.discarding())
-                    .handle((response, failure) -> {
-                        Duration latency = Duration.ofNanos(System.nanoTime() - started);
-                        // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
-                        if (failure == null) {
-                            board.offers(upstream, offerOf(response));
-                        }
-                        board.probed(upstream, failure == null ? OptionalInt.of(response.statusCode())
-                                : OptionalInt.empty(), latency);
-                        return null;
-                    }));
+        for (int i = 0; i < upstreams.size(); i++) {
+            Upstream upstream = upstreams.get(i);
+            long offset = i * spread + (spread > 1 ? ThreadLocalRandom.current().nextLong(spread / 2) : 0);
+            probes.add(CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(offset,
+                    TimeUnit.MILLISECONDS)).thenCompose(started -> probe(upstream)));
         }
         CompletableFuture.allOf(probes.toArray(new CompletableFuture[0])).join();
+    }
+
+    private CompletableFuture<Void> probe(Upstream upstream) {
+        long started = System.nanoTime();
+        HttpRequest request = HttpRequest.newBuilder(probeUrl(upstream)).timeout(timeout)
+                .header("User-Agent", USER_AGENT).GET().build();
+        return http.sendAsync(request, HttpResponse.BodyHandlers.discarding()).handle((response, failure) -> {
+            Duration latency = Duration.ofNanos(System.nanoTime() - started);
+            // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
+            if (failure == null) {
+                board.offers(upstream, offerOf(response));
+            }
+            OptionalInt status = failure == null ? OptionalInt.of(response.statusCode()) : OptionalInt.empty();
+            board.probed(upstream, status, latency, failureOf(status, latency, failure));
+            return null;
+        });
+    }
+
+    /** Why the check failed, in a few words; "" when it succeeded (a 2xx within the timeout). */
+    private String failureOf(OptionalInt status, Duration latency, Throwable failure) {
+        if (failure != null) {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            return cause instanceof HttpTimeoutException ? "no answer within " + timeout.toMillis() + " ms"
+                    : cause instanceof ConnectException ? "connection refused"
+                    : "no answer: " + cause.getClass().getSimpleName();
+        }
+        if (status.getAsInt() / 100 != 2) {
+            return "answered " + status.getAsInt();
+        }
+        if (latency.compareTo(timeout) > 0) {
+            return "answered " + status.getAsInt() + " after " + latency.toMillis() + " ms, past the "
+                    + timeout.toMillis() + " ms timeout";
+        }
+        return "";
     }
 
     static UpstreamOffer offerOf(HttpResponse<?> answer) {
@@ -73,11 +120,11 @@ public final class UpstreamProbe implements Processor {
         return new UpstreamOffer(http2, capabilities.contains(RelayBatch.CAPABILITY));
     }
 
-    private static URI probeUrl(Upstream upstream) {
+    private URI probeUrl(Upstream upstream) {
         try {
-            return URI.create(upstream.urlFor(PATH));
+            return URI.create(upstream.urlFor(path));
         } catch (RequestTarget.InvalidTarget e) {
-            throw new IllegalStateException(PATH + " is a valid target", e);
+            throw new IllegalStateException("--probe-path " + path + " is checked at start", e);
         }
     }
 }

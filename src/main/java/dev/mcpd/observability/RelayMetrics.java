@@ -62,6 +62,15 @@ public final class RelayMetrics {
                     .register(registry);
             Gauge.builder("mcpd.relay.upstream.in.flight", board, viewOf(index, v -> v.inFlight()))
                     .description("Requests in flight to the upstream").tags(tags).register(registry);
+            Gauge.builder("mcpd.relay.upstream.in.service", board, viewOf(index, v -> v.inService() ? 1 : 0))
+                    .description("1 while the upstream is in service (its checks in a row), else 0").tags(tags)
+                    .register(registry);
+            FunctionCounter.builder("mcpd.relay.health.checks", board, viewOf(index, v -> v.checksSucceeded()))
+                    .description("Health checks of the upstream (probes and deliveries), by result")
+                    .tags(tags.and("result", "success")).register(registry);
+            FunctionCounter.builder("mcpd.relay.health.checks", board, viewOf(index, v -> v.checksFailed()))
+                    .description("Health checks of the upstream (probes and deliveries), by result")
+                    .tags(tags.and("result", "failure")).register(registry);
         }
         ProcessMetrics.bind(registry);
     }

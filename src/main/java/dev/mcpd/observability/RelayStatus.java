@@ -67,6 +67,22 @@ public final class RelayStatus implements Processor {
             upstream.put("protocol", view.protocol());
             upstream.put("batches", view.batches());
             upstream.put("requests", view.requests());
+            upstream.put("inService", view.inService());
+            ObjectNode checks = upstream.putObject("checks");
+            checks.put("successesInARow", view.checkSuccessesInARow());
+            checks.put("failuresInARow", view.checkFailuresInARow());
+            checks.put("succeeded", view.checksSucceeded());
+            checks.put("failed", view.checksFailed());
+            view.lastCheck().ifPresent(check -> {
+                ObjectNode last = upstream.putObject("lastCheck");
+                last.put("at", check.at().toString());
+                check.status().ifPresent(status -> last.put("status", status));
+                last.put("latencyMs", check.latency().toMillis());
+                last.put("result", check.success() ? "success" : "failure");
+                if (!check.success()) {
+                    last.put("reason", check.reason());
+                }
+            });
         }
         ObjectNode spoolNode = root.putObject("spool");
         spoolNode.put("directory", spool.directory().toString());

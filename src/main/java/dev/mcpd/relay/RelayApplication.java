@@ -22,9 +22,6 @@ public final class RelayApplication implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(RelayApplication.class);
 
-    /** Upstreams' /readyz are asked this often (SPEC §6). */
-    static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
-
     private final Main main;
     private final Spool spool;
     private final UpstreamBoard board;
@@ -38,8 +35,9 @@ public final class RelayApplication implements AutoCloseable {
     }
 
     /**
-     * What is fixed in production but a test must make shorter: the upstream backoff, the probe interval and up
-     * window, Camel properties such as the HTTP read timeout, and the clock every time is read from.
+     * What is fixed in production but a test must make shorter: the upstream backoff, the probe interval (null: the
+     * configured {@code --probe-interval-seconds}; a test may go below a second) and up window, Camel properties such
+     * as the HTTP read timeout, and the clock every time is read from.
      */
     public record Tuning(Backoff backoff, Duration probeInterval, Duration upWindow,
                          Map<String, String> camelProperties, InstantSource clock) {
@@ -48,8 +46,14 @@ public final class RelayApplication implements AutoCloseable {
             this(backoff, probeInterval, upWindow, camelProperties, InstantSource.system());
         }
 
+        /** As in production: the probe interval is {@code --probe-interval-seconds}. */
         public static Tuning standard() {
-            return new Tuning(Backoff.standard(), PROBE_INTERVAL, UpstreamBoard.DEFAULT_UP_WINDOW, Map.of());
+            return new Tuning(Backoff.standard(), null, UpstreamBoard.DEFAULT_UP_WINDOW, Map.of());
+        }
+
+        /** This tuning, with the probe interval of {@code --probe-interval-seconds} (tests of the health checks). */
+        public Tuning withConfiguredProbes() {
+            return new Tuning(backoff, null, upWindow, camelProperties, clock);
         }
 
         public Tuning withProbes(Duration interval, Duration window) {

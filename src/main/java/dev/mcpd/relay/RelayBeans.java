@@ -69,7 +69,8 @@ public final class RelayBeans implements AutoCloseable {
         this.spool = spool;
         this.deadLetters = deadLetters;
         this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
-                config.maxInFlight(), UpstreamBoard.DEFAULT_TIMEOUT);
+                config.maxInFlight(), UpstreamBoard.DEFAULT_TIMEOUT, config.healthyThreshold(),
+                config.unhealthyThreshold());
         this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight());
         this.workers = new DeliveryWorkers(config.workers());
         RelayMetrics.bind(metrics, spool, board, deadLetters, tuning.clock());
@@ -107,7 +108,8 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("deliveryOutcome", new DeliveryOutcome(config.upstreamKey().isPresent(), fates));
         bind.accept("deliveredHeaders", new DeliveredHeaders());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates));
-        bind.accept("upstreamProbe", new UpstreamProbe(board));
+        bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.probeTimeout(),
+                probeInterval()));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers, tuning.clock()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
@@ -119,12 +121,17 @@ public final class RelayBeans implements AutoCloseable {
     public Map<String, String> properties() {
         Map<String, String> properties = new java.util.HashMap<>(tuning.camelProperties());
         properties.put("mcpd.workers", Integer.toString(config.workers()));
-        properties.put("mcpd.probe.interval-ms", Long.toString(tuning.probeInterval().toMillis()));
+        properties.put("mcpd.probe.interval-ms", Long.toString(probeInterval().toMillis()));
         return properties;
     }
 
     public Spool spool() {
         return spool;
+    }
+
+    /** {@code --probe-interval-seconds}, unless the tuning (a test) sets one of its own. */
+    private java.time.Duration probeInterval() {
+        return tuning.probeInterval() != null ? tuning.probeInterval() : config.probeInterval();
     }
 
     /** The relay's GET endpoints served by Vert.x handlers of their own: {@code /relay/sync}, whose callers wait. */

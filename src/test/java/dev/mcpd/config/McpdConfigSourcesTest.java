@@ -196,12 +196,14 @@ class McpdConfigSourcesTest {
     void aConfigBuiltInCodeIsValidatedToo() {
         ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
-                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, 0, Optional.empty()));
+                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, "/readyz", Duration.ofSeconds(5),
+                Duration.ofSeconds(2), 2, 3, 0, Optional.empty()));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
         ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
-                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, 0, Optional.empty()));
+                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz",
+                Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, 0, Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());
     }
@@ -210,6 +212,27 @@ class McpdConfigSourcesTest {
     void upstreamListCannotBeChangedAfterwards() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://a:1"));
         assertThrows(UnsupportedOperationException.class, () -> config.upstreams().add(URI.create("http://b:1")));
+    }
+
+    @Test
+    void healthCheckOptionsAreValidatedWithAReason() {
+        assertEquals("invalid value for --healthy-threshold: 0 checks is out of range: use 1 to 100",
+                failsFlag(Options.HEALTHY_THRESHOLD, "0"));
+        assertEquals("invalid value for --unhealthy-threshold (environment variable MCPD_UNHEALTHY_THRESHOLD): 101"
+                + " checks is out of range: use 1 to 100", fails(Map.of(), Map.of("MCPD_UNHEALTHY_THRESHOLD", "101")));
+        assertEquals("invalid value for --probe-path: \"readyz\" is not a path: it starts with / and holds visible"
+                + " ASCII characters only (at most 1024)", failsFlag(Options.PROBE_PATH, "readyz"));
+        assertEquals("invalid value for --probe-timeout-seconds (MCPD_PROBE_TIMEOUT_SECONDS): 5 seconds is not"
+                + " shorter than --probe-interval-seconds (5): a check must end before the next",
+                fails(Map.of(Options.PROBE_TIMEOUT_SECONDS, List.of("5")), Map.of()));
+        assertEquals("invalid value for --probe-interval-seconds: 0 seconds is out of range: use 1 to 3600",
+                failsFlag(Options.PROBE_INTERVAL_SECONDS, "0"));
+        McpdConfig elb = McpdConfig.from(Map.of(Options.PROBE_INTERVAL_SECONDS, List.of("6"),
+                Options.PROBE_TIMEOUT_SECONDS, List.of("3"), Options.HEALTHY_THRESHOLD, List.of("4"),
+                Options.UNHEALTHY_THRESHOLD, List.of("4"), Options.PROBE_PATH, List.of("/health")), Map.of());
+        assertTrue(elb.describe().contains(String.format("%-16s%s", "health", "GET /health every 6 s, 3 s timeout;"
+                + " out of service after 4 failed checks in a row, back after 4 successful ones")), elb.describe()
+                .toString());
     }
 
     private static String failsFlag(Option<?> option, String value) {

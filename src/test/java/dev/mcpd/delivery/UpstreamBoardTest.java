@@ -94,12 +94,47 @@ class UpstreamBoardTest {
     // --- probes -------------------------------------------------------------------------------------------------
 
     @Test
-    void aGoodProbeEndsABackoffWaitSoTrafficReturnsToThePrimaryAtOnce() {
+    void goodProbesInARowEndABackoffWaitSoTrafficReturnsToThePrimaryAtOnce() {
         failWith503(primary, Optional.empty()); // backoff: 500 ms with this random
         assertEquals(Optional.of(secondary), board.firstReady());
         board.probed(primary, OptionalInt.of(200), LATENCY);
+        assertEquals(Optional.of(secondary), board.firstReady(), "one good check is not the healthy threshold (2)");
+        board.probed(primary, OptionalInt.of(200), LATENCY);
         assertEquals(Optional.of(primary), board.firstReady());
         assertFalse(view(primary).waiting());
+    }
+
+    @Test
+    void failedChecksInARowTakeAnUpstreamOutOfServiceAndDeliveryPassesOverIt() {
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        assertTrue(view(primary).inService(), "2 of the 3 failed checks the unhealthy threshold asks");
+        board.probed(primary, OptionalInt.empty(), LATENCY);
+        assertFalse(view(primary).inService());
+        assertFalse(view(primary).waiting(), "out of service is not a wait: no backoff is running");
+        assertEquals(Optional.of(secondary), board.firstReady());
+        assertEquals(3, view(primary).checkFailuresInARow());
+        assertEquals(3, view(primary).checksFailed());
+    }
+
+    @Test
+    void whenEveryUpstreamIsOutOfServiceDeliveryFailsOpenInOrder() {
+        for (int i = 0; i < 3; i++) {
+            board.probed(primary, OptionalInt.of(503), LATENCY);
+            board.probed(secondary, OptionalInt.of(503), LATENCY);
+        }
+        assertFalse(view(primary).inService() || view(secondary).inService());
+        assertEquals(Optional.of(primary), board.firstReady(), "fail open: the primary first");
+    }
+
+    @Test
+    void aSuccessStartsTheCountOfFailuresAgain() {
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        board.delivered(primary, 200, LATENCY);
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        board.probed(primary, OptionalInt.of(503), LATENCY);
+        assertTrue(view(primary).inService(), "never 3 failures in a row");
     }
 
     @Test

@@ -135,7 +135,9 @@ class HelmChartTest {
         Map<String, Object> values = values();
         for (String path : List.of("image.repository", "image.tag", "relay.upstreams", "relay.ingestKey.secretName",
                 "relay.upstreamKey.secretName", "relay.spoolMaxBytes", "relay.workers", "relay.maxInFlight",
-                "relay.batchMaxEntries", "relay.batchMaxBytes", "relay.persistence.size",
+                "relay.batchMaxEntries", "relay.batchMaxBytes", "relay.health.probePath",
+                "relay.health.probeIntervalSeconds", "relay.health.probeTimeoutSeconds", "relay.health.healthyThreshold",
+                "relay.health.unhealthyThreshold", "relay.persistence.size",
                 "relay.persistence.storageClass", "relay.resources", "collector.data.secretName",
                 "collector.ingestKey.secretName", "collector.quotaPerMinute", "podDisruptionBudget.enabled",
                 "serviceMonitor.enabled")) {

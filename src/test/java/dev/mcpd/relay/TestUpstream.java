@@ -69,6 +69,8 @@ public final class TestUpstream implements AutoCloseable {
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final List<Received> probes = new CopyOnWriteArrayList<>();
     private volatile int readyStatus = 200;
+    private volatile String probePath = "/readyz";
+    private volatile Function<Received, Answer> probeBehaviour;
     private volatile String capabilities;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
@@ -105,13 +107,18 @@ public final class TestUpstream implements AutoCloseable {
             byte[] body = exchange.getRequestBody().readAllBytes();
             Received request = new Received(Instant.now(), exchange.getRequestMethod(),
                     exchange.getRequestURI().toString(), Map.copyOf(exchange.getRequestHeaders()), body);
-            if (request.method().equals("GET") && request.uri().equals("/readyz")) {
-                // The relay's readiness probe: kept apart from the requests it delivers.
+            if (request.method().equals("GET") && request.uri().equals(probePath)) {
+                // The relay's health check: kept apart from the requests it delivers.
                 probes.add(request);
                 if (capabilities != null) {
                     exchange.getResponseHeaders().add("Mcpd-Capabilities", capabilities);
                 }
-                exchange.sendResponseHeaders(readyStatus, -1);
+                Function<Received, Answer> scripted = probeBehaviour;
+                Answer answer = scripted == null ? Answer.status(readyStatus) : scripted.apply(request);
+                if (!answer.delay().isZero()) {
+                    Thread.sleep(answer.delay().toMillis()); // a slow upstream, not test synchronisation
+                }
+                exchange.sendResponseHeaders(answer.status(), -1);
                 return;
             }
             counted = true;
@@ -155,6 +162,18 @@ public final class TestUpstream implements AutoCloseable {
     /** What its {@code /readyz} names in {@code Mcpd-Capabilities} ({@code relay-batch/1}: it takes relay batches). */
     public TestUpstream capabilities(String tokens) {
         capabilities = tokens;
+        return this;
+    }
+
+    /** The path its health checks come to ({@code /readyz} unless told otherwise). */
+    public TestUpstream probePath(String path) {
+        probePath = path;
+        return this;
+    }
+
+    /** How it answers each health check (its status and delay), in place of {@link #readyStatus}. */
+    public TestUpstream probeAnswer(Function<Received, Answer> behaviour) {
+        probeBehaviour = behaviour;
         return this;
     }
 

@@ -1,0 +1,197 @@
+package dev.mcpd.relay;
+
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.delivery.UpstreamProbe;
+import dev.mcpd.testing.CapturedLog;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SPEC §10.2 through the real relay and upstreams it checks: probes go to {@code --probe-path} every
+ * {@code --probe-interval-seconds} with the health-check user agent; an answer after {@code --probe-timeout-seconds}
+ * fails even as a 200; {@code --unhealthy-threshold} failed checks in a row (probes or deliveries) take an upstream
+ * out of service and {@code --healthy-threshold} successful ones in a row bring it back; when all are out, delivery
+ * goes on (fail open); a {@code Retry-After} wait is never cut short; every change of state is one log line.
+ */
+class HealthCheckTest {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final RelayApplication.Tuning TUNING = DeliveryTest.FAST.withConfiguredProbes();
+
+    @TempDir
+    Path dir;
+
+    static RunningRelay relay(Path dir, Map<String, String> options, TestUpstream... upstreams) {
+        return RunningRelay.start(dir, options, TUNING, upstreams);
+    }
+
+    static Map<String, String> options(String... pairs) {
+        Map<String, String> options = new HashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            options.put(pairs[i], pairs[i + 1]);
+        }
+        return options;
+    }
+
+    static JsonNode upstream(RunningRelay relay, int order) throws Exception {
+        return JSON.readTree(HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status")).build(),
+                HttpResponse.BodyHandlers.ofString()).body()).get("upstreams").get(order - 1);
+    }
+
+    static boolean inService(RunningRelay relay, int order) throws Exception {
+        return upstream(relay, order).get("inService").asBoolean();
+    }
+
+    static String post(RunningRelay relay) throws Exception {
+        String body = "{\"events\":[{\"id\":\"" + UUID.randomUUID() + "\"}]}";
+        assertEquals(202, HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString())
+                .statusCode());
+        return body;
+    }
+
+    static boolean got(TestUpstream upstream, String body) {
+        return upstream.received().stream().anyMatch(r -> new String(r.body(), StandardCharsets.UTF_8).equals(body));
+    }
+
+    @Test
+    void probesGoToTheProbePathAtTheIntervalWithTheHealthCheckUserAgent() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().probePath("/health/deep");
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_PATH", "/health/deep",
+                     "MCPD_PROBE_INTERVAL_SECONDS", "2", "MCPD_PROBE_TIMEOUT_SECONDS", "1"), upstream)) {
+            await().atMost(PATIENCE).until(() -> upstream.probes().size() >= 4);
+            List<TestUpstream.Received> probes = upstream.probes();
+            for (TestUpstream.Received probe : probes) {
+                assertEquals("/health/deep", probe.uri());
+                assertEquals(UpstreamProbe.USER_AGENT, probe.header("User-Agent"));
+            }
+            assertTrue(UpstreamProbe.USER_AGENT.matches("mcpd-relay-health-check/\\d+\\.\\d+\\.\\d+.*"));
+            for (int i = 2; i < probes.size(); i++) { // from the second round on, rounds are one interval apart
+                long gap = Duration.between(probes.get(i - 1).at(), probes.get(i).at()).toMillis();
+                assertTrue(gap > 1_000 && gap < 3_000, "about 2 s between checks: " + gap + " ms");
+            }
+        }
+    }
+
+    @Test
+    void a200AfterTheTimeoutFailsAndPastTheThresholdTrafficGoesToTheSecondary() throws Exception {
+        try (TestUpstream primary = TestUpstream.start()
+                     .probeAnswer(r -> TestUpstream.Answer.ok().after(Duration.ofMillis(1_500)));
+             TestUpstream secondary = TestUpstream.start();
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "2"), primary, secondary)) {
+            await().atMost(PATIENCE).until(() -> !inService(relay, 1));
+            JsonNode status = upstream(relay, 1);
+            assertEquals("failure", status.get("lastCheck").get("result").asText());
+            assertTrue(status.get("lastCheck").get("reason").asText().contains("no answer within 1000 ms"),
+                    status.toString());
+            assertTrue(inService(relay, 2));
+
+            String body = post(relay);
+            await().atMost(PATIENCE).until(() -> got(secondary, body));
+            assertFalse(got(primary, body), "the primary answers ingest at once, but it is out of service");
+            assertEquals(1, log.events("dev.mcpd.delivery.upstreams", Level.INFO).stream()
+                    .filter(e -> e.getFormattedMessage().contains("order=1 out of service after 2 failed checks"))
+                    .count(), "one line for the change");
+        }
+    }
+
+    @Test
+    void successesMustComeInARowToBringItBackAndThenTrafficReturns() throws Exception {
+        AtomicBoolean alternate = new AtomicBoolean();
+        AtomicInteger probeCount = new AtomicInteger();
+        try (TestUpstream primary = TestUpstream.start().probeAnswer(r -> {
+                 int n = probeCount.incrementAndGet();
+                 // failing at first; then, while alternating, fail, succeed, fail, succeed…
+                 return !alternate.get() || n % 2 == 1 ? TestUpstream.Answer.status(503) : TestUpstream.Answer.ok();
+             });
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1",
+                     "MCPD_HEALTHY_THRESHOLD", "2"), primary, secondary)) {
+            await().atMost(PATIENCE).until(() -> !inService(relay, 1));
+            alternate.set(true);
+            int from = probeCount.get();
+            await().atMost(PATIENCE).until(() -> probeCount.get() >= from + 5);
+            assertFalse(inService(relay, 1), "fail, succeed, fail, succeed… never two successes in a row");
+            assertTrue(upstream(relay, 1).get("checks").get("successesInARow").asInt() <= 1);
+
+            primary.probeAnswer(r -> TestUpstream.Answer.ok());
+            await().atMost(PATIENCE).until(() -> inService(relay, 1));
+            Instant back = Instant.now();
+            String body = post(relay);
+            await().atMost(PATIENCE).until(() -> got(primary, body));
+            assertTrue(Duration.between(back, Instant.now()).toMillis() < 2_000,
+                    "traffic returns within one interval of coming back");
+        }
+    }
+
+    @Test
+    void deliveryFailuresAloneTakeAnUpstreamOutUnderTraffic() throws Exception {
+        try (TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "600",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "3"), primary, secondary)) {
+            await().atMost(PATIENCE).until(() -> primary.probes().size() == 1); // the first round, then 10 min
+            for (int i = 0; i < 20 && inService(relay, 1); i++) {
+                String body = post(relay);
+                await().atMost(PATIENCE).until(() -> got(secondary, body));
+            }
+            assertFalse(inService(relay, 1), "failed deliveries are failed checks");
+            assertEquals(1, primary.probes().size(), "no probe failed: the deliveries alone did it");
+            assertTrue(upstream(relay, 1).get("lastCheck").get("reason").asText().startsWith("delivery"));
+        }
+    }
+
+    @Test
+    void whenEveryUpstreamIsOutOfServiceDeliveryGoesOn() throws Exception {
+        try (TestUpstream primary = TestUpstream.start().readyStatus(404);
+             TestUpstream secondary = TestUpstream.start().readyStatus(404);
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1"), primary, secondary)) {
+            await().atMost(PATIENCE).until(() -> !inService(relay, 1) && !inService(relay, 2));
+            String body = post(relay);
+            await().atMost(PATIENCE).until(() -> got(primary, body));
+            assertFalse(got(secondary, body), "fail open, in order: the primary first");
+        }
+    }
+
+    @Test
+    void goodChecksNeverCutARetryAfterWaitShort() throws Exception {
+        AtomicBoolean throttled = new AtomicBoolean(true);
+        try (TestUpstream primary = TestUpstream.start().answer(r -> throttled.getAndSet(false)
+                     ? TestUpstream.Answer.status(429).withHeader("Retry-After", "4") : TestUpstream.Answer.ok());
+             TestUpstream secondary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_HEALTHY_THRESHOLD", "1"), primary, secondary)) {
+            String body = post(relay);
+            await().atMost(PATIENCE).until(() -> got(primary, body) && primary.received().size() >= 2);
+            List<TestUpstream.Received> sent = primary.received();
+            long waited = Duration.between(sent.get(0).at(), sent.get(1).at()).toMillis();
+            assertTrue(waited >= 3_900, "the primary's Retry-After of 4 s held although its probes succeeded: "
+                    + waited + " ms");
+        }
+    }
+}
