@@ -44,6 +44,8 @@ class ConfigCommandTest {
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
                 "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+                "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
+                        + " successful ones",
                 "routes          built-in only"), run.outLines());
         assertEquals("", run.err());
     }
@@ -64,6 +66,8 @@ class ConfigCommandTest {
                 "relay           2 upstream(s) in order, http://a:1, http://b:1; upstream key presented to every"
                         + " upstream; spool at /s/relay, 2 MiB",
                 "delivery        3 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+                "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
+                        + " successful ones",
                 "routes          built-in only"), after.outLines());
     }
 

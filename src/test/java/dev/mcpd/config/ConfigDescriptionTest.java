@@ -22,6 +22,8 @@ class ConfigDescriptionTest {
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
                 "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+                "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
+                        + " successful ones",
                 "routes          built-in only"), McpdConfig.fromEnvironment(Map.of()).describe());
     }
 
