@@ -112,6 +112,13 @@ class HealthCheckTest {
             String body = post(relay);
             await().atMost(PATIENCE).until(() -> got(secondary, body));
             assertFalse(got(primary, body), "the primary answers ingest at once, but it is out of service");
+            Scrape metrics = Scrape.of(HTTP.send(HttpRequest.newBuilder(relay.uri("/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body());
+            String primaryLabels = "{order=\"1\",upstream=\"" + primary.url().toString().replaceAll("/$", "")
+                    + "\"}";
+            assertEquals(0, metrics.value("mcpd_relay_upstream_in_service" + primaryLabels).orElseThrow());
+            assertTrue(metrics.value("mcpd_relay_health_checks_total{order=\"1\",result=\"failure\",upstream=\""
+                    + primary.url().toString().replaceAll("/$", "") + "\"}").orElseThrow() >= 2);
             assertEquals(1, log.events("dev.mcpd.delivery.upstreams", Level.INFO).stream()
                     .filter(e -> e.getFormattedMessage().contains("order=1 out of service after 2 failed checks"))
                     .count(), "one line for the change");
@@ -128,6 +135,7 @@ class HealthCheckTest {
                  return !alternate.get() || n % 2 == 1 ? TestUpstream.Answer.status(503) : TestUpstream.Answer.ok();
              });
              TestUpstream secondary = TestUpstream.start();
+             CapturedLog log = new CapturedLog();
              RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
                      "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1",
                      "MCPD_HEALTHY_THRESHOLD", "2"), primary, secondary)) {
@@ -145,6 +153,11 @@ class HealthCheckTest {
             await().atMost(PATIENCE).until(() -> got(primary, body));
             assertTrue(Duration.between(back, Instant.now()).toMillis() < 2_000,
                     "traffic returns within one interval of coming back");
+            List<String> changes = log.events("dev.mcpd.delivery.upstreams", Level.INFO).stream()
+                    .map(e -> e.getFormattedMessage()).filter(m -> m.contains("order=1 out of service")
+                            || m.contains("order=1 back in service")).toList();
+            assertEquals(2, changes.size(), "one line per change: out once, back once: " + changes);
+            assertTrue(changes.get(1).contains("back in service after 2 successful checks"), changes.toString());
         }
     }
 
