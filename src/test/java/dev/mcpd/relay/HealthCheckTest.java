@@ -95,6 +95,23 @@ class HealthCheckTest {
     }
 
     @Test
+    void theChecksOfSeveralUpstreamsAreSpreadOverTheInterval() throws Exception {
+        try (TestUpstream primary = TestUpstream.start();
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "4",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1"), primary, secondary)) {
+            await().atMost(PATIENCE).until(() -> primary.probes().size() >= 3 && secondary.probes().size() >= 3);
+            for (int round = 1; round < 3; round++) { // the first round checks every upstream at once
+                long apart = Duration.between(primary.probes().get(round).at(), secondary.probes().get(round).at())
+                        .toMillis();
+                // offsets: the primary within 0–0.75 s of the round, the secondary within 1.5–2.25 s
+                assertTrue(apart > 700 && apart < 2_300, "round " + round + ": the secondary's check " + apart
+                        + " ms after the primary's");
+            }
+        }
+    }
+
+    @Test
     void a200AfterTheTimeoutFailsAndPastTheThresholdTrafficGoesToTheSecondary() throws Exception {
         try (TestUpstream primary = TestUpstream.start()
                      .probeAnswer(r -> TestUpstream.Answer.ok().after(Duration.ofMillis(1_500)));
