@@ -15,8 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Scenario b (SPEC §3, §4, §8): a relay in front of a primary and a secondary collector on one archive. Paced load
- * (40 requests/s for 40 s from 32 senders); 8 s in, the primary is killed with SIGKILL and stays down for 20 s, then
- * starts again. Traffic fails over to the secondary, returns to the primary by itself once it is back (its
+ * (40 requests/s for 50 s from 32 senders); 8 s in, the primary is killed with SIGKILL and stays down for 20 s, then
+ * starts again. Traffic fails over to the secondary, returns to the primary by itself once it is back — once its
+ * health checks have passed the healthy threshold in a row (2 × 5 s at most, SPEC §10.2), so the load goes on for
+ * 22 s after its return — (its
  * {@code mcpd_relay_delivered_total{order="1"}} grows after its return), and every acknowledged request is archived
  * exactly once. On PostgreSQL (two collectors, one fresh schema) when {@code MCPD_TEST_POSTGRES_URL} is set; otherwise
  * one SQLite file each, added up — and then the primary is stopped with SIGTERM rather than SIGKILL, since an answer
@@ -26,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class PrimaryDownFailoverIT {
 
-    static final int REQUESTS = 1_600;
+    static final int REQUESTS = 2_000;
     static final Duration PACE = Duration.ofMillis(25);
     static final Duration DOWN_AT = Duration.ofSeconds(8);
     static final Duration DOWN_FOR = Duration.ofSeconds(20);
