@@ -17,11 +17,9 @@ import asyncio
 import http.client
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -56,9 +54,7 @@ def percentile(values, p):
 
 
 def latency(args, rtt, out):
-    work = tempfile.mkdtemp(prefix="mcpd-barrier-")
-    procs = wan.Processes(work)
-    try:
+    with wan.scratch("mcpd-barrier-") as (work, procs):
         upstream = wan.Upstream("serve", procs, work, args.jar, "", {})
         proxy_port, relay_port = wan.free_port(), wan.free_port()
         target = upstream.port
@@ -92,9 +88,6 @@ def latency(args, rtt, out):
                "max_ms": round(max(samples), 1), "posted": posted, "upstream_took": taken,
                "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())}
         wan.record(out, row)
-    finally:
-        procs.stop_all()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 class Waiters:
@@ -139,9 +132,7 @@ class Waiters:
 
 
 def waiters(args, out):
-    work = tempfile.mkdtemp(prefix="mcpd-barrier-")
-    procs = wan.Processes(work)
-    try:
+    with wan.scratch("mcpd-barrier-") as (work, procs):
         relay_port = wan.free_port()
         wan.relay(procs, work, args.jar, relay_port, wan.free_port(), {}, ["--spool-max-bytes", "64GiB"])
         wan.wait_http(relay_port)
@@ -167,9 +158,6 @@ def waiters(args, out):
                        "rps": round(rate, 1), "seconds": args.seconds,
                        "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())}
                 wan.record(out, row)
-    finally:
-        procs.stop_all()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def main():

@@ -10,9 +10,7 @@ relay shows the upstream out of service in /relay/status, started again on the s
 """
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,9 +45,7 @@ def collector(procs, work, jar, port):
 
 
 def one(args, name, run, out):
-    work = tempfile.mkdtemp(prefix="mcpd-health-")
-    procs = wan.Processes(work)
-    try:
+    with wan.scratch("mcpd-health-") as (work, procs):
         port, relay_port = wan.free_port(), wan.free_port()
         serve = collector(procs, work, args.jar, port)
         wan.relay(procs, work, args.jar, relay_port, port, {}, SETTINGS[name])
@@ -67,9 +63,6 @@ def one(args, name, run, out):
         wan.record(out, {"kind": "health", "settings": name, "run": run, "args": " ".join(SETTINGS[name]),
                          "detect_s": round(out_at - died, 2), "recover_s": round(in_at - back, 2),
                          "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())})
-    finally:
-        procs.stop_all()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def main():

@@ -15,6 +15,7 @@ appended to --out.
     bench/wan.py --rtt 0,20,80,200 --upstreams serve,nginx --backlog 100000
 """
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -145,6 +146,19 @@ def wait_taken(upstream, count, timeout, first_delivery=False, started=None, sam
     raise RuntimeError("upstream took %d of %d in %d s" % (upstream.taken() - upstream.base, count, timeout))
 
 
+@contextlib.contextmanager
+def scratch(prefix):
+    """A work directory and the processes started in it; on the way out every process is stopped, the directory
+    removed."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    procs = Processes(work)
+    try:
+        yield work, procs
+    finally:
+        procs.stop_all()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def record(out, row):
     """One result line: printed, and appended to the results file."""
     print(json.dumps(row), flush=True)
@@ -195,9 +209,7 @@ def peak_rss_mib(process):
 
 
 def one(args, kind, rtt, phase, out):
-    work = tempfile.mkdtemp(prefix="mcpd-wan-")
-    procs = Processes(work)
-    try:
+    with scratch("mcpd-wan-") as (work, procs):
         upstream = Upstream(kind, procs, work, args.jar, args.pg, args.jvm)
         proxy_port, relay_port = free_port(), free_port()
         proxy_args = [sys.executable, os.path.join(HERE, "delay_proxy.py"), "--listen", "127.0.0.1:%d" % proxy_port,
@@ -245,9 +257,6 @@ def one(args, kind, rtt, phase, out):
                "requests": status.get("requests"), "relay_delivered": status.get("delivered"),
                "peak_rss_mib": peak_rss_mib(rel), **extra}
         record(out, row)
-    finally:
-        procs.stop_all()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def main():
