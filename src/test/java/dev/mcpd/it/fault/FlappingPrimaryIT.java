@@ -18,12 +18,14 @@ import org.junit.jupiter.api.io.TempDir;
  * Scenario c (SPEC §3, §4): the primary collector's network flaps — a {@link TcpProxy} in front of it goes down
  * (connections refused, open ones reset mid-answer) and up every 2 s for 12 s — under paced load from 32 senders;
  * a secondary collector shares its archive (PostgreSQL when configured, else one SQLite file each, added up). Every
- * acknowledged request is archived exactly once, and the primary takes traffic again after the last flap.
+ * acknowledged request is archived exactly once, and the primary takes traffic again after the last flap — once its
+ * health checks have passed the healthy threshold in a row (SPEC §10.2).
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class FlappingPrimaryIT {
 
-    static final int REQUESTS = 1_000;
+    // 30 s of load: 15 s after the last flap, longer than the healthy threshold of checks in a row takes (2 × 5 s)
+    static final int REQUESTS = 1_500;
     static final Duration PACE = Duration.ofMillis(20);
     static final Duration FIRST_DOWN = Duration.ofSeconds(3);
     static final Duration FLAP = Duration.ofSeconds(2);
