@@ -14,11 +14,22 @@ import java.util.Optional;
  */
 record BatchAnswer(List<EntryOutcome> entries) {
 
-    /**
-     * One entry's outcome: archived (2xx), or refused with a status and a one-line reason; {@code counts} is the rest
-     * of its object ({@code {"accepted":A,"duplicate":D,"rejected":R}}), what the collector answers for it alone.
-     */
-    record EntryOutcome(int status, String reason, byte[] counts) {
+    /** One entry's outcome: archived (2xx), or refused with a status and a one-line reason; {@code node} as answered. */
+    record EntryOutcome(int status, String reason, JsonNode node) {
+
+        /**
+         * The rest of its object ({@code {"accepted":A,"duplicate":D,"rejected":R}}): what the collector answers for
+         * it alone. Made only when a sender waits for it ({@code mcpd-relay-wait}), never for every delivered entry.
+         */
+        byte[] counts() {
+            ObjectNode counts = node.isObject() ? ((ObjectNode) node).deepCopy() : JSON.createObjectNode();
+            counts.remove(List.of("status", "reason"));
+            try {
+                return JSON.writeValueAsBytes(counts);
+            } catch (IOException e) {
+                throw new IllegalStateException("a parsed JSON object is written back", e);
+            }
+        }
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -44,16 +55,8 @@ record BatchAnswer(List<EntryOutcome> entries) {
                 return Optional.empty();
             }
             String reason = entry.path("reason").asText("");
-            ObjectNode counts = entry.isObject() ? ((ObjectNode) entry).deepCopy() : JSON.createObjectNode();
-            counts.remove(List.of("status", "reason"));
-            byte[] countsJson;
-            try {
-                countsJson = JSON.writeValueAsBytes(counts);
-            } catch (IOException e) {
-                return Optional.empty();
-            }
             outcomes.add(new EntryOutcome(status, reason.length() > MAX_REASON_CHARS
-                    ? reason.substring(0, MAX_REASON_CHARS) + "…" : reason, countsJson));
+                    ? reason.substring(0, MAX_REASON_CHARS) + "…" : reason, entry));
         }
         return Optional.of(new BatchAnswer(outcomes));
     }

@@ -78,6 +78,9 @@ public final class DeliveryOutcome implements Processor {
      * entry's counts.
      */
     private void reportDeliveredInBatch(SpoolEntry entry, BatchAnswer.EntryOutcome outcome) {
+        if (fates.awaited() == 0) {
+            return; // nobody waits for any entry: nothing to build
+        }
         String target = entry.request().target();
         String path = target.indexOf('?') < 0 ? target : target.substring(0, target.indexOf('?'));
         if (Otlp.isExportPath(path)) {
