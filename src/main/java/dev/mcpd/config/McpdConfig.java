@@ -6,11 +6,14 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -44,6 +47,9 @@ import java.util.stream.Collectors;
  * @param probeTimeout   a check answered later fails ({@code --probe-timeout-seconds}); shorter than the interval
  * @param healthyThreshold   successful checks in a row that bring an upstream back ({@code --healthy-threshold})
  * @param unhealthyThreshold failed checks in a row that take it out of service ({@code --unhealthy-threshold})
+ * @param retryableStatuses 4xx statuses retried like a 5xx rather than dead-lettered ({@code --retryable-status})
+ * @param spoolMaxAge    an entry waiting longer moves to dead/ as expired; empty: nothing expires
+ *                       ({@code --spool-max-age})
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
@@ -68,6 +74,8 @@ public record McpdConfig(
         Duration probeTimeout,
         int healthyThreshold,
         int unhealthyThreshold,
+        Set<Integer> retryableStatuses,
+        Optional<Duration> spoolMaxAge,
         long quotaPerMinute,
         Optional<Path> routes) {
 
@@ -120,10 +128,17 @@ public record McpdConfig(
         check(Options.PROBE_TIMEOUT_SECONDS, () -> checkProbeTimeout(probeTimeout, probeInterval));
         check(Options.HEALTHY_THRESHOLD, () -> checkThreshold(healthyThreshold));
         check(Options.UNHEALTHY_THRESHOLD, () -> checkThreshold(unhealthyThreshold));
+        Objects.requireNonNull(retryableStatuses, "retryableStatuses");
+        Objects.requireNonNull(spoolMaxAge, "spoolMaxAge");
+        for (int status : retryableStatuses) {
+            check(Options.RETRYABLE_STATUS, () -> checkRetryableStatus(status));
+        }
+        spoolMaxAge.ifPresent(age -> check(Options.SPOOL_MAX_AGE, () -> checkSpoolMaxAge(age)));
         check(Options.QUOTA_PER_MINUTE, () -> checkQuota(quotaPerMinute));
         routes.ifPresent(dir -> check(Options.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
         upstreams = List.copyOf(upstreams);
+        retryableStatuses = Collections.unmodifiableSet(new TreeSet<>(retryableStatuses));
     }
 
     /**
@@ -159,6 +174,8 @@ public record McpdConfig(
                 given.value(Options.PROBE_TIMEOUT_SECONDS),
                 given.value(Options.HEALTHY_THRESHOLD),
                 given.value(Options.UNHEALTHY_THRESHOLD),
+                given.single(Options.RETRYABLE_STATUS).orElse(Set.of()),
+                given.single(Options.SPOOL_MAX_AGE),
                 given.value(Options.QUOTA_PER_MINUTE),
                 given.single(Options.ROUTES));
     }
@@ -222,6 +239,11 @@ public record McpdConfig(
                 section("health", "GET " + probePath + " every " + probeInterval.toSeconds() + " s, "
                         + probeTimeout.toSeconds() + " s timeout; out of service after " + unhealthyThreshold
                         + " failed checks in a row, back after " + healthyThreshold + " successful ones"),
+                section("dead letters", "4xx other than 408, 429" + retryableStatuses.stream()
+                        .map(String::valueOf).map(code -> ", " + code).collect(Collectors.joining())
+                        + " kept in " + relaySpoolDir().resolve("dead") + "; "
+                        + spoolMaxAge.map(age -> "entries waiting over " + DurationText.format(age)
+                                + " expire into it").orElse("nothing expires")),
                 section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
                         .orElse("built-in only")));
     }
@@ -340,6 +362,45 @@ public record McpdConfig(
                     + MAX_REQUEST_TIMEOUT_SECONDS);
         }
         return timeout;
+    }
+
+    /** Upper bound of --spool-max-age: a year; longer is surely a slip of the unit. */
+    public static final Duration MAX_SPOOL_AGE = Duration.ofDays(366);
+
+    static Set<Integer> parseRetryableStatuses(String text) {
+        Set<Integer> statuses = new TreeSet<>();
+        for (String code : text.split(",")) {
+            if (code.isBlank()) {
+                continue; // a trailing comma is a slip, not a value
+            }
+            String digits = code.strip();
+            if (!digits.matches("[0-9]{3}")) {
+                throw new IllegalArgumentException("\"" + digits + "\" is not an HTTP status: list 4xx codes such as 409,425");
+            }
+            statuses.add(checkRetryableStatus(Integer.parseInt(digits)));
+        }
+        if (statuses.isEmpty()) {
+            throw new IllegalArgumentException("the list is empty: name 4xx codes such as 409,425");
+        }
+        return statuses;
+    }
+
+    static int checkRetryableStatus(int status) {
+        if (status < 400 || status > 499) {
+            throw new IllegalArgumentException(status + " is not a 4xx status: 5xx, timeouts and refused connections"
+                    + " are always retried; only 4xx can be named");
+        }
+        if (status == 408 || status == 429) {
+            throw new IllegalArgumentException(status + " is always retried already: name other 4xx codes");
+        }
+        return status;
+    }
+
+    static Duration checkSpoolMaxAge(Duration age) {
+        if (age.compareTo(Duration.ofSeconds(1)) < 0 || age.compareTo(MAX_SPOOL_AGE) > 0) {
+            throw new IllegalArgumentException(DurationText.format(age) + " is out of range: use 1s to 366d");
+        }
+        return age;
     }
 
     static long checkQuota(long quota) {

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
@@ -69,6 +70,12 @@ public final class Options {
     public static final Option<Integer> UNHEALTHY_THRESHOLD = Option.of("--unhealthy-threshold", "N",
             "failed checks in a row (probes or deliveries) that take an upstream out of service", "3",
             text -> McpdConfig.checkThreshold(McpdConfig.wholeNumber(text)), Role.RELAY);
+    public static final Option<Set<Integer>> RETRYABLE_STATUS = Option.withoutDefault("--retryable-status", "CODES",
+            "4xx statuses retried like a 5xx instead of dead-lettered, comma-separated (409,425); 408 and 429 always"
+                    + " are", "none", McpdConfig::parseRetryableStatuses, Role.RELAY);
+    public static final Option<Duration> SPOOL_MAX_AGE = Option.withoutDefault("--spool-max-age", "DURATION",
+            "an entry waiting longer (e.g. 24h) moves to dead/ as expired, kept and replayable", "none: nothing"
+                    + " expires", text -> McpdConfig.checkSpoolMaxAge(DurationText.parse(text)), Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
@@ -81,7 +88,7 @@ public final class Options {
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
             BATCH_MAX_BYTES, PROBE_PATH, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
-            UNHEALTHY_THRESHOLD, QUOTA_PER_MINUTE, ROUTES);
+            UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, QUOTA_PER_MINUTE, ROUTES);
 
     private Options() {
     }

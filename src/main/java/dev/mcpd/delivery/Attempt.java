@@ -5,7 +5,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * One delivery attempt to one upstream, and what it means (SPEC §3).
+ * One delivery attempt to one upstream, and what it means (SPEC §3; {@link StatusPolicy} classifies statuses).
  *
  * @param upstream   where it went
  * @param kind       delivered, retryable or permanent
@@ -22,32 +22,10 @@ public record Attempt(Upstream upstream, Kind kind, OptionalInt status, String c
     public enum Kind {
         /** 2xx: the upstream took it. */
         DELIVERED,
-        /** Refused, timeout, 408, 429, 5xx, and a 401/403 to the relay's own key: another upstream, or later. */
+        /** Refused, timeout, 408, 429, 5xx, a 401/403 to the relay's own key, a --retryable-status: later. */
         RETRYABLE,
         /** Any other 4xx: the same bytes would be refused anywhere; the entry goes to dead/. */
         PERMANENT
-    }
-
-    /**
-     * What an HTTP status means for delivery. A 401/403 while the relay presents its own {@code --upstream-key} is the
-     * relay's configuration error, not the sender's, so it is retried: a wrong key must never empty the spool into
-     * dead/. Statuses that are neither success nor a client error (1xx, 3xx — redirects are not followed) are retried
-     * as well: they say the upstream URL is wrong, which an operator can fix, not that the request is.
-     */
-    public static Kind classify(int status, boolean relayPresentsOwnKey) {
-        if (status >= 200 && status < 300) {
-            return Kind.DELIVERED;
-        }
-        if (status == 408 || status == 429 || status >= 500) {
-            return Kind.RETRYABLE;
-        }
-        if ((status == 401 || status == 403) && relayPresentsOwnKey) {
-            return Kind.RETRYABLE;
-        }
-        if (status >= 400 && status < 500) {
-            return Kind.PERMANENT;
-        }
-        return Kind.RETRYABLE;
     }
 
     /** An attempt that did not time out. */

@@ -22,11 +22,11 @@ public final class DeliveryOutcome implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
 
-    private final boolean relayPresentsOwnKey;
+    private final StatusPolicy statuses;
     private final EntryFates fates;
 
-    public DeliveryOutcome(boolean relayPresentsOwnKey, EntryFates fates) {
-        this.relayPresentsOwnKey = relayPresentsOwnKey;
+    public DeliveryOutcome(StatusPolicy statuses, EntryFates fates) {
+        this.statuses = statuses;
         this.fates = fates;
     }
 
@@ -42,7 +42,7 @@ public final class DeliveryOutcome implements Processor {
             for (int i = 0; i < shipment.size(); i++) {
                 SpoolEntry entry = shipment.entries().get(i);
                 BatchAnswer.EntryOutcome outcome = batchAnswer.get().entries().get(i);
-                switch (Attempt.classify(outcome.status(), relayPresentsOwnKey)) {
+                switch (statuses.classify(outcome.status())) {
                     case DELIVERED -> {
                         delivered.add(entry);
                         reportDeliveredInBatch(entry, outcome);

@@ -46,13 +46,13 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     private static final int MAX_REMEMBERED = 100_000;
 
     private final UpstreamBoard board;
-    private final boolean relayPresentsOwnKey;
+    private final StatusPolicy statuses;
     private final InstantSource clock;
     private final Map<Long, Set<Integer>> triedBySeq = new ConcurrentHashMap<>();
 
-    public UpstreamFailover(UpstreamBoard board, boolean relayPresentsOwnKey, InstantSource clock) {
+    public UpstreamFailover(UpstreamBoard board, StatusPolicy statuses, InstantSource clock) {
         this.board = board;
-        this.relayPresentsOwnKey = relayPresentsOwnKey;
+        this.statuses = statuses;
         this.clock = clock;
     }
 
@@ -172,7 +172,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             long archived = batchAnswer.get().entries().stream().filter(e -> e.status() / 100 == 2).count();
             board.delivered(upstream, attempt.status().getAsInt(), attempt.latency(), (int) archived);
             long refused = batchAnswer.get().entries().stream()
-                    .filter(e -> Attempt.classify(e.status(), relayPresentsOwnKey) == Attempt.Kind.PERMANENT).count();
+                    .filter(e -> statuses.classify(e.status()) == Attempt.Kind.PERMANENT).count();
             if (refused > 0) {
                 board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), (int) refused);
             }
@@ -190,7 +190,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         board.failed(attempt.upstream(), attempt.cause(), attempt.status(), attempt.retryAfter(), attempt.latency(),
                 entries);
         int status = attempt.status().orElse(0);
-        if ((status == 401 || status == 403) && relayPresentsOwnKey) {
+        if ((status == 401 || status == 403) && statuses.relayPresentsOwnKey()) {
             LOG.error("upstream={} refused the relay's own --upstream-key with {}: fix the key; requests stay in the "
                     + "spool and are retried", attempt.upstream().label(), status);
         }
@@ -206,7 +206,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         byte[] answer = copy.getMessage().getBody(byte[].class);
         Optional<Duration> retryAfter = RetryAfter.parse(copy.getMessage().getHeader("Retry-After", String.class),
                 clock.instant());
-        return new Attempt(upstream, Attempt.classify(status, relayPresentsOwnKey), OptionalInt.of(status),
+        return new Attempt(upstream, statuses.classify(status), OptionalInt.of(status),
                 Integer.toString(status), retryAfter, latency, answer == null ? new byte[0] : answer, false);
     }
 

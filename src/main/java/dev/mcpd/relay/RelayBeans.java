@@ -13,6 +13,7 @@ import dev.mcpd.delivery.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.SpoolComponent;
+import dev.mcpd.delivery.StatusPolicy;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttpBinding;
@@ -103,9 +104,9 @@ public final class RelayBeans implements AutoCloseable {
                 DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
                 new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()))));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
-        bind.accept("upstreamFailover", new UpstreamFailover(board, config.upstreamKey().isPresent(), tuning.clock()));
+        bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), tuning.clock()));
         bind.accept("upstreamHttpBinding", httpBinding);
-        bind.accept("deliveryOutcome", new DeliveryOutcome(config.upstreamKey().isPresent(), fates));
+        bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates));
         bind.accept("deliveredHeaders", new DeliveredHeaders());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates));
         bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.probeTimeout(),
@@ -127,6 +128,10 @@ public final class RelayBeans implements AutoCloseable {
 
     public Spool spool() {
         return spool;
+    }
+
+    private StatusPolicy statusPolicy() {
+        return new StatusPolicy(config.upstreamKey().isPresent(), config.retryableStatuses());
     }
 
     /** {@code --probe-interval-seconds}, unless the tuning (a test) sets one of its own. */

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** SPEC §1: where each value comes from — a flag, else its MCPD_ variable, else the default. */
@@ -197,13 +198,13 @@ class McpdConfigSourcesTest {
         ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
                 Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, "/readyz", Duration.ofSeconds(5),
-                Duration.ofSeconds(2), 2, 3, 0, Optional.empty()));
+                Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), 0, Optional.empty()));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
         ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
                 Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz",
-                Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, 0, Optional.empty()));
+                Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), 0, Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());
     }
@@ -212,6 +213,36 @@ class McpdConfigSourcesTest {
     void upstreamListCannotBeChangedAfterwards() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://a:1"));
         assertThrows(UnsupportedOperationException.class, () -> config.upstreams().add(URI.create("http://b:1")));
+    }
+
+    @Test
+    void retryableStatusesAreFourHundredsOtherThanTheAlwaysRetriedOnes() {
+        assertEquals(Set.of(409, 425), McpdConfig.from(Map.of(Options.RETRYABLE_STATUS, List.of("425, 409,")), Map.of())
+                .retryableStatuses());
+        assertEquals(Set.of(409), McpdConfig.fromEnvironment(Map.of("MCPD_RETRYABLE_STATUS", "409")).retryableStatuses());
+        assertEquals(Set.of(), McpdConfig.fromEnvironment(Map.of()).retryableStatuses());
+        assertEquals("invalid value for --retryable-status: 503 is not a 4xx status: 5xx, timeouts and refused"
+                + " connections are always retried; only 4xx can be named", failsFlag(Options.RETRYABLE_STATUS, "503"));
+        assertEquals("invalid value for --retryable-status: 429 is always retried already: name other 4xx codes",
+                failsFlag(Options.RETRYABLE_STATUS, "409,429"));
+        assertEquals("invalid value for --retryable-status (environment variable MCPD_RETRYABLE_STATUS): \"conflict\""
+                + " is not an HTTP status: list 4xx codes such as 409,425",
+                fails(Map.of(), Map.of("MCPD_RETRYABLE_STATUS", "conflict")));
+        assertEquals("invalid value for --retryable-status: the list is empty: name 4xx codes such as 409,425",
+                failsFlag(Options.RETRYABLE_STATUS, ","));
+    }
+
+    @Test
+    void spoolMaxAgeIsADurationFromASecondToAYear() {
+        assertEquals(Optional.of(Duration.ofHours(24)),
+                McpdConfig.fromEnvironment(Map.of("MCPD_SPOOL_MAX_AGE", "24h")).spoolMaxAge());
+        assertEquals(Optional.empty(), McpdConfig.fromEnvironment(Map.of()).spoolMaxAge());
+        assertEquals("invalid value for --spool-max-age: \"1 day\" is not a duration: use a whole number and a unit,"
+                + " like 90s, 15m, 24h or 7d", failsFlag(Options.SPOOL_MAX_AGE, "1 day"));
+        assertEquals("invalid value for --spool-max-age: 500ms is out of range: use 1s to 366d",
+                failsFlag(Options.SPOOL_MAX_AGE, "500ms"));
+        assertEquals("invalid value for --spool-max-age: 400d is out of range: use 1s to 366d",
+                failsFlag(Options.SPOOL_MAX_AGE, "400d"));
     }
 
     @Test

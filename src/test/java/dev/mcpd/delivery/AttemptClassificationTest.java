@@ -20,44 +20,54 @@ class AttemptClassificationTest {
     @ParameterizedTest
     @ValueSource(ints = {200, 202, 204})
     void aSuccessStatusMeansDelivered(int status) {
-        assertEquals(Kind.DELIVERED, Attempt.classify(status, false));
-        assertEquals(Kind.DELIVERED, Attempt.classify(status, true));
+        assertEquals(Kind.DELIVERED, StatusPolicy.standard(false).classify(status));
+        assertEquals(Kind.DELIVERED, StatusPolicy.standard(true).classify(status));
     }
 
     @ParameterizedTest
     @ValueSource(ints = {408, 429, 500, 502, 503, 504})
     void timeoutTooManyRequestsAndServerErrorsAreRetryable(int status) {
-        assertEquals(Kind.RETRYABLE, Attempt.classify(status, false));
-        assertEquals(Kind.RETRYABLE, Attempt.classify(status, true));
+        assertEquals(Kind.RETRYABLE, StatusPolicy.standard(false).classify(status));
+        assertEquals(Kind.RETRYABLE, StatusPolicy.standard(true).classify(status));
     }
 
     @ParameterizedTest
     @ValueSource(ints = {400, 404, 409, 413, 422})
     void otherClientErrorsArePermanentWhateverKeyIsPresented(int status) {
-        assertEquals(Kind.PERMANENT, Attempt.classify(status, false));
-        assertEquals(Kind.PERMANENT, Attempt.classify(status, true));
+        assertEquals(Kind.PERMANENT, StatusPolicy.standard(false).classify(status));
+        assertEquals(Kind.PERMANENT, StatusPolicy.standard(true).classify(status));
     }
 
     @ParameterizedTest
     @ValueSource(ints = {401, 403})
     void anAuthRefusalOfTheSendersOwnKeyIsPermanent(int status) {
-        assertEquals(Kind.PERMANENT, Attempt.classify(status, false));
+        assertEquals(Kind.PERMANENT, StatusPolicy.standard(false).classify(status));
     }
 
     @ParameterizedTest
     @ValueSource(ints = {401, 403})
     void anAuthRefusalOfTheRelaysOwnUpstreamKeyIsRetryable(int status) {
-        assertEquals(Kind.RETRYABLE, Attempt.classify(status, true));
+        assertEquals(Kind.RETRYABLE, StatusPolicy.standard(true).classify(status));
     }
 
     @ParameterizedTest
     @ValueSource(ints = {301, 302})
     void aRedirectIsRetryableBecauseTheUpstreamUrlIsWrongNotTheRequest(int status) {
-        assertEquals(Kind.RETRYABLE, Attempt.classify(status, false));
+        assertEquals(Kind.RETRYABLE, StatusPolicy.standard(false).classify(status));
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {409, 425})
+    void anOperatorsRetryableStatusIsRetriedAndTheOtherClientErrorsStayPermanent(int status) {
+        StatusPolicy passing = new StatusPolicy(false, java.util.Set.of(409, 425));
+        assertEquals(Kind.RETRYABLE, passing.classify(status));
+        assertEquals(Kind.PERMANENT, passing.classify(400));
+        assertEquals(Kind.PERMANENT, passing.classify(422));
+        assertEquals(Kind.DELIVERED, passing.classify(200));
     }
 
     private static Attempt answered(int status) {
-        return new Attempt(new Upstream(1, URI.create("http://eu:4317")), Attempt.classify(status, false),
+        return new Attempt(new Upstream(1, URI.create("http://eu:4317")), StatusPolicy.standard(false).classify(status),
                 OptionalInt.of(status), Integer.toString(status), Optional.empty(), Duration.ofMillis(5), new byte[0]);
     }
 
