@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -7,19 +8,23 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
- * Entries an upstream refused for good (SPEC §3), kept in {@code <spool-dir>/relay/dead/} so an operator can see why
- * and send them again once the cause is fixed. Per entry, named by its sequence number:
+ * Entries an upstream refused for good (SPEC §3), or that waited longer than {@code --spool-max-age}, kept in
+ * {@code <spool-dir>/relay/dead/} so an operator can see why and send them again once the cause is fixed (SPEC §10.5).
+ * Per entry, named by its sequence number:
  *
  * <pre>
  *   00000000000000000042.entry   the entry, in the spool's record format (mode 0600)
@@ -29,7 +34,11 @@ import java.util.stream.Stream;
  * </pre>
  *
  * Each file is written under a temporary name, forced, renamed, and the directory forced, before the entry leaves
- * the spool: a crash in between leaves the entry in the spool, and writing it again replaces the same files.
+ * the spool: a crash in between leaves the entry in the spool, and writing it again replaces the same files. The
+ * {@code .entry} file is what makes a dead letter: it is written after its credential and removed first.
+ *
+ * <p>The CLI ({@code mcpd relay dead …}) changes dead/ while a relay runs, so what the relay reports of it (its
+ * census) is read again from the directory at most once a second, not kept as a count of its own.
  */
 public final class DeadLetters {
 
@@ -37,28 +46,57 @@ public final class DeadLetters {
     public record Refusal(String upstream, int status, Instant at, String reason, byte[] answerHead) {
     }
 
+    /** What dead/ holds: entries, the bytes of their files, and when the oldest was kept. */
+    public record Census(long count, long bytes, Optional<Instant> oldest) {
+    }
+
+    static final String ENTRY = ".entry";
+    static final String CREDENTIAL = ".cred";
+    static final String WHY = ".json";
+    private static final long CENSUS_MAX_AGE_NANOS = 1_000_000_000L;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path dir;
-    private final AtomicLong count = new AtomicLong();
     private final AtomicLong keptSinceStart = new AtomicLong();
     /** The sequence numbers of the entries held, for the barrier's {@code deadLettered} count. */
-    private final ConcurrentSkipListSet<Long> seqs = new ConcurrentSkipListSet<>();
+    private volatile ConcurrentSkipListSet<Long> seqs = new ConcurrentSkipListSet<>();
+    private volatile Census census = new Census(0, 0, Optional.empty());
+    private volatile long censusNanos;
 
+    /** The relay's dead letters: creates dead/ if needed and removes what a crash left half-written. */
     public DeadLetters(Path relaySpoolDir) throws IOException {
+        this(relaySpoolDir, true);
+    }
+
+    private DeadLetters(Path relaySpoolDir, boolean owner) throws IOException {
         this.dir = relaySpoolDir.resolve("dead");
-        SpoolFiles.createDirectory(dir);
+        if (owner) {
+            SpoolFiles.createDirectory(dir);
+            removeHalfWritten();
+        }
+        rescan();
+    }
+
+    private void removeHalfWritten() throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
             for (Path file : files.toList()) {
                 String name = file.getFileName().toString();
                 if (name.startsWith(".") && name.endsWith(".tmp")) {
                     Files.delete(file); // a write a crash interrupted; its entry is still in the spool
-                } else if (name.endsWith(".entry")) {
-                    count.incrementAndGet();
-                    seqOf(name).ifPresent(seqs::add);
                 }
             }
         }
+    }
+
+    /**
+     * The dead letters of a spool a relay may be running on, for the CLI: nothing is created or cleaned up (a file
+     * half-written is the relay's to finish). Empty when the spool has no dead/.
+     */
+    public static Optional<DeadLetters> beside(Path relaySpoolDir) throws IOException {
+        if (!Files.isDirectory(relaySpoolDir.resolve("dead"))) {
+            return Optional.empty();
+        }
+        return Optional.of(new DeadLetters(relaySpoolDir, false));
     }
 
     public Path directory() {
@@ -67,7 +105,19 @@ public final class DeadLetters {
 
     /** Entries held in dead/. */
     public long count() {
-        return count.get();
+        return census().count();
+    }
+
+    /** What dead/ holds now (at most a second old). */
+    public Census census() {
+        if (System.nanoTime() - censusNanos > CENSUS_MAX_AGE_NANOS) {
+            try {
+                rescan();
+            } catch (IOException e) {
+                return census; // the directory could not be read just now: the last census stands
+            }
+        }
+        return census;
     }
 
     /** Entries moved to dead/ since this process started. */
@@ -78,34 +128,175 @@ public final class DeadLetters {
     /** Keeps the entry and why it was refused; returns once all of it is durable. */
     public void keep(SpoolEntry entry, Refusal refusal) throws IOException {
         String base = SpoolFiles.baseName(entry.seq());
-        boolean replacing = Files.exists(dir.resolve(base + ".entry"));
         SpoolRequest request = entry.request();
         int credentialRef = request.credential().isPresent() ? 1 : 0;
         if (request.credential().isPresent()) {
-            writeDurably(base + ".cred", List.of(RecordCodec.encodeCredential(1, request.credential().get())));
+            writeDurably(base + CREDENTIAL, List.of(RecordCodec.encodeCredential(1, request.credential().get())));
         }
-        writeDurably(base + ".entry",
+        writeDurably(base + ENTRY,
                 List.of(RecordCodec.encodeEntry(entry.seq(), request, credentialRef).buffers()));
-        writeDurably(base + ".json", List.of(ByteBuffer.wrap(describe(entry, refusal))));
+        writeDurably(base + WHY, List.of(ByteBuffer.wrap(describe(entry, refusal))));
         SpoolFiles.forceDirectory(dir);
-        if (!replacing) {
-            count.incrementAndGet();
-        }
         seqs.add(entry.seq());
         keptSinceStart.incrementAndGet();
+        censusNanos = 0; // counted again at the next look
     }
 
     /** Entries held in dead/ whose sequence number is at most {@code seq}. */
     public long countThrough(long seq) {
+        census();
         return seqs.headSet(seq, true).size();
     }
 
-    private static OptionalLong seqOf(String entryFileName) {
+    /** The dead letters, oldest (lowest sequence number) first. */
+    public List<DeadLetter> list() throws IOException {
+        List<DeadLetter> letters = new ArrayList<>();
+        for (long seq : seqsOnDisk()) {
+            find(seq).ifPresent(letters::add);
+        }
+        return letters;
+    }
+
+    /** The dead letter {@code seq}, if dead/ holds it. */
+    public Optional<DeadLetter> find(long seq) throws IOException {
+        Path entryFile = file(seq, ENTRY);
+        BasicFileAttributes attributes;
         try {
-            return OptionalLong.of(Long.parseLong(entryFileName.substring(0,
-                    entryFileName.length() - ".entry".length())));
+            attributes = Files.readAttributes(entryFile, BasicFileAttributes.class);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+        JsonNode why;
+        try {
+            why = JSON.readTree(Files.readAllBytes(file(seq, WHY)));
+        } catch (NoSuchFileException e) {
+            why = JSON.createObjectNode(); // kept by a crash between its .entry and its .json: the entry says the rest
+        }
+        Optional<SpoolEntry> entry = entry(seq);
+        if (entry.isEmpty()) {
+            return Optional.empty();
+        }
+        SpoolRequest request = entry.get().request();
+        return Optional.of(new DeadLetter(seq,
+                instant(why.path("refusedAt").asText(""), attributes.lastModifiedTime().toInstant()),
+                why.path("upstream").asText(""), why.path("status").asInt(0),
+                why.path("reason").asText("(why was not recorded)"), why.path("answer").asText(""),
+                request.method(), request.target(), request.contentType(), request.contentEncoding(),
+                request.idempotencyKey(), Instant.ofEpochMilli(request.receivedAtMillis()), request.body().length,
+                request.credential().isPresent()));
+    }
+
+    /** The stored entry {@code seq} — body and credential included — if dead/ holds it. */
+    public Optional<SpoolEntry> entry(long seq) throws IOException {
+        return readEntry(dir, SpoolFiles.baseName(seq));
+    }
+
+    /**
+     * Deletes the dead letter {@code seq}: its {@code .entry} first, so that a crash part way leaves no dead letter
+     * without its credential. False when dead/ does not hold it.
+     */
+    public boolean purge(long seq) throws IOException {
+        boolean held = Files.deleteIfExists(file(seq, ENTRY));
+        Files.deleteIfExists(file(seq, WHY));
+        Files.deleteIfExists(file(seq, CREDENTIAL));
+        if (held) {
+            SpoolFiles.forceDirectory(dir);
+            seqs.remove(seq);
+            censusNanos = 0;
+        }
+        return held;
+    }
+
+    /** The entries in dead/, oldest first (for inspection and tests). */
+    public List<SpoolEntry> entries() throws IOException {
+        List<SpoolEntry> entries = new ArrayList<>();
+        for (long seq : seqsOnDisk()) {
+            entry(seq).ifPresent(entries::add);
+        }
+        return entries;
+    }
+
+    /** The sequence numbers of the dead letters on disk now, in order. */
+    public List<Long> seqsOnDisk() throws IOException {
+        try (Stream<Path> listing = Files.list(dir)) {
+            return listing.map(f -> seqOf(f.getFileName().toString())).filter(OptionalLong::isPresent)
+                    .map(OptionalLong::getAsLong).sorted().toList();
+        }
+    }
+
+    Path file(long seq, String suffix) {
+        return dir.resolve(SpoolFiles.baseName(seq) + suffix);
+    }
+
+    /** Reads the entry {@code base}.entry of {@code dir}, with its {@code base}.cred; empty if there is none. */
+    static Optional<SpoolEntry> readEntry(Path dir, String base) throws IOException {
+        Path entryFile = dir.resolve(base + ENTRY);
+        Path credentialFile = dir.resolve(base + CREDENTIAL);
+        try (FileChannel channel = FileChannel.open(entryFile)) {
+            return Optional.of(SpoolReader.readEntry(channel, 0, (int) channel.size(), ref -> {
+                if (!Files.exists(credentialFile)) {
+                    return null;
+                }
+                try (RecordScanner scanner = new RecordScanner(credentialFile, RecordCodec.CREDENTIAL_MAGIC)) {
+                    return RecordCodec.decodeCredential(scanner.next().payload()).credential();
+                } catch (CorruptRecordException e) {
+                    return null;
+                }
+            }));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (CorruptRecordException e) {
+            throw new IOException("dead letter " + entryFile + " is damaged: " + e.getMessage(), e);
+        }
+    }
+
+    private synchronized void rescan() throws IOException {
+        long started = System.nanoTime();
+        ConcurrentSkipListSet<Long> found = new ConcurrentSkipListSet<>();
+        long bytes = 0;
+        Instant oldest = null;
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path file : files.toList()) {
+                String name = file.getFileName().toString();
+                if (name.startsWith(".")) {
+                    continue;
+                }
+                BasicFileAttributes attributes;
+                try {
+                    attributes = Files.readAttributes(file, BasicFileAttributes.class);
+                } catch (NoSuchFileException e) {
+                    continue; // replayed or purged while we looked
+                }
+                bytes += attributes.size();
+                OptionalLong seq = seqOf(name);
+                if (seq.isPresent()) {
+                    found.add(seq.getAsLong());
+                    Instant kept = attributes.lastModifiedTime().toInstant();
+                    oldest = oldest == null || kept.isBefore(oldest) ? kept : oldest;
+                }
+            }
+        }
+        seqs = found;
+        census = new Census(found.size(), bytes, Optional.ofNullable(oldest));
+        censusNanos = started;
+    }
+
+    private static OptionalLong seqOf(String fileName) {
+        if (!fileName.endsWith(ENTRY) || fileName.startsWith(".")) {
+            return OptionalLong.empty();
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(fileName.substring(0, fileName.length() - ENTRY.length())));
         } catch (NumberFormatException e) {
             return OptionalLong.empty(); // not one of ours
+        }
+    }
+
+    private static Instant instant(String text, Instant otherwise) {
+        try {
+            return text.isEmpty() ? otherwise : Instant.parse(text);
+        } catch (java.time.format.DateTimeParseException e) {
+            return otherwise;
         }
     }
 
@@ -140,33 +331,5 @@ public final class DeadLetters {
             channel.force(false);
         }
         Files.move(temporary, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    /** The entries in dead/, oldest first (for inspection and tests). */
-    public List<SpoolEntry> entries() throws IOException {
-        List<SpoolEntry> entries = new ArrayList<>();
-        List<Path> files;
-        try (Stream<Path> listing = Files.list(dir)) {
-            files = listing.filter(f -> f.getFileName().toString().endsWith(".entry")).sorted().toList();
-        }
-        for (Path file : files) {
-            String base = file.getFileName().toString().replace(".entry", "");
-            Path credentialFile = dir.resolve(base + ".cred");
-            try (FileChannel channel = FileChannel.open(file)) {
-                entries.add(SpoolReader.readEntry(channel, 0, (int) channel.size(), ref -> {
-                    if (!Files.exists(credentialFile)) {
-                        return null;
-                    }
-                    try (RecordScanner scanner = new RecordScanner(credentialFile, RecordCodec.CREDENTIAL_MAGIC)) {
-                        return RecordCodec.decodeCredential(scanner.next().payload()).credential();
-                    } catch (CorruptRecordException e) {
-                        return null;
-                    }
-                }));
-            } catch (CorruptRecordException e) {
-                throw new IOException("dead letter " + file + " is damaged: " + e.getMessage(), e);
-            }
-        }
-        return entries;
     }
 }

@@ -148,6 +148,9 @@ public final class Spool implements Closeable {
 
     private final WriteChannels channels;
 
+    /** Held while the spool is open: no second process (or second instance) opens it. */
+    private SpoolLock ownership;
+
     private Spool(Path dir, Options options, WriteChannels channels) {
         this.dir = dir;
         this.channels = channels;
@@ -171,11 +174,20 @@ public final class Spool implements Closeable {
 
     /** As {@link #open(Path, Options)}, writing through {@code channels} (tests: a disk that fails). */
     static Spool open(Path dir, Options options, WriteChannels channels) throws IOException {
-        Spool spool = new Spool(dir, options, channels);
-        spool.adopt(SpoolRecovery.recover(dir, channels));
-        spool.id = SpoolIdentity.readOrCreate(dir);
-        spool.committer.start();
-        return spool;
+        SpoolFiles.createDirectory(dir);
+        SpoolLock ownership = SpoolLock.tryAcquire(dir).orElseThrow(() -> new IOException("the spool at " + dir
+                + " is open in another relay (it holds " + SpoolLock.FILE + "): one relay per spool directory"));
+        try {
+            Spool spool = new Spool(dir, options, channels);
+            spool.ownership = ownership;
+            spool.adopt(SpoolRecovery.recover(dir, channels));
+            spool.id = SpoolIdentity.readOrCreate(dir);
+            spool.committer.start();
+            return spool;
+        } catch (IOException | RuntimeException e) {
+            ownership.close();
+            throw e;
+        }
     }
 
     private void adopt(SpoolRecovery.Recovered recovered) {
@@ -751,6 +763,7 @@ public final class Spool implements Closeable {
             }
         } finally {
             lock.unlock();
+            ownership.close();
         }
     }
 }

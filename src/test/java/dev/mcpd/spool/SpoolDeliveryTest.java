@@ -159,7 +159,8 @@ class SpoolDeliveryTest {
                 spool.done(e.get().seq());
             }
             List<Path> left = Files.list(dir).filter(f -> !Files.isDirectory(f))
-                    .filter(f -> !f.getFileName().toString().equals(SpoolIdentity.FILE)).toList(); // the spool's id
+                    .filter(f -> !f.getFileName().toString().equals(SpoolIdentity.FILE)) // the spool's id
+                    .filter(f -> !f.getFileName().toString().equals(SpoolLock.FILE)).toList(); // and its lock
             List<Path> segments = SegmentScan.segmentsIn(dir);
             assertEquals(1, segments.size(), "only the segment taking appends is left: " + left);
             String activeBase = segments.get(0).getFileName().toString().replace(".seg", "");
