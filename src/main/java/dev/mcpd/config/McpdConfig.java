@@ -239,13 +239,19 @@ public record McpdConfig(
                 section("health", "GET " + probePath + " every " + probeInterval.toSeconds() + " s, "
                         + probeTimeout.toSeconds() + " s timeout; out of service after " + unhealthyThreshold
                         + " failed checks in a row, back after " + healthyThreshold + " successful ones"),
-                section("dead letters", "4xx other than 408, 429" + retryableStatuses.stream()
-                        .map(String::valueOf).map(code -> ", " + code).collect(Collectors.joining())
-                        + " kept in " + relaySpoolDir().resolve("dead") + "; "
-                        + spoolMaxAge.map(age -> "entries waiting over " + DurationText.format(age)
-                                + " expire into it").orElse("nothing expires")),
+                section("dead letters", "4xx answers (but " + retriedClientErrors() + ") kept in "
+                        + relaySpoolDir().resolve("dead") + "; " + spoolMaxAge.map(age -> "entries waiting over "
+                                + DurationText.format(age) + " expire into it").orElse("nothing expires")),
                 section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
                         .orElse("built-in only")));
+    }
+
+    /** The 4xx statuses retried rather than dead-lettered: 408, 429 and {@code --retryable-status}, in order. */
+    private String retriedClientErrors() {
+        TreeSet<Integer> retried = new TreeSet<>(retryableStatuses);
+        retried.add(408);
+        retried.add(429);
+        return retried.stream().map(String::valueOf).collect(Collectors.joining(", "));
     }
 
     /** Like {@link #describe()}: a record's default text would show the password of a PostgreSQL URL. */

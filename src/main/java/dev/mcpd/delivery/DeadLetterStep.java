@@ -24,8 +24,11 @@ public final class DeadLetterStep implements Processor {
     private final EntryFates fates;
     private final InstantSource clock;
 
-    public DeadLetterStep(DeadLetters deadLetters, InstantSource clock, EntryFates fates) {
+    private final SpoolExpiry expiry;
+
+    public DeadLetterStep(DeadLetters deadLetters, InstantSource clock, EntryFates fates, SpoolExpiry expiry) {
         this.deadLetters = deadLetters;
+        this.expiry = expiry;
         this.fates = fates;
         this.clock = clock;
     }
@@ -39,6 +42,11 @@ public final class DeadLetterStep implements Processor {
         SpoolEntry entry = refused.entry();
         deadLetters.keep(entry, refusal.refusal(clock.instant()));
         // Told only once it is durable in dead/: a sender waiting for it learns the refusal (SPEC §10.4).
+        if (refusal.expiry()) {
+            fates.deadLettered(entry.seq(), SpoolExpiry.STATUS, refusal.answerContentType(), refusal.answerHead());
+            expiry.counted(); // logged with the sweep's count, not one line per entry
+            return;
+        }
         fates.deadLettered(entry.seq(), refusal.status() == 0 ? 400 : refusal.status(), refusal.answerContentType(),
                 refusal.answerHead());
         LOG.warn("dead-lettered seq={} target=\"{}\" upstream={} reason=\"{}\" kept_in={}", entry.seq(),

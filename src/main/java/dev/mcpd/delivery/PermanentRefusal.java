@@ -47,6 +47,16 @@ public final class PermanentRefusal extends RuntimeException {
         return new PermanentRefusal(upstream, 0, "unsendable: " + why, why.getBytes(StandardCharsets.UTF_8), TEXT);
     }
 
+    /** The entry waited longer than {@code --spool-max-age}: no upstream refused it, and none waits for it. */
+    static PermanentRefusal expired(String reason) {
+        return new PermanentRefusal("", 0, reason, reason.getBytes(StandardCharsets.UTF_8), TEXT);
+    }
+
+    /** Whether this is an expiry rather than a refusal. */
+    boolean expiry() {
+        return reason.startsWith(dev.mcpd.spool.DeadLetter.EXPIRED);
+    }
+
     private static final String TEXT = "text/plain; charset=utf-8";
 
     /** The head of the upstream's answer (or the reason, when there was no answer of its own). */

@@ -50,7 +50,10 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     private final InstantSource clock;
     private final Map<Long, Set<Integer>> triedBySeq = new ConcurrentHashMap<>();
 
-    public UpstreamFailover(UpstreamBoard board, StatusPolicy statuses, InstantSource clock) {
+    private final SpoolExpiry expiry;
+
+    public UpstreamFailover(UpstreamBoard board, StatusPolicy statuses, SpoolExpiry expiry, InstantSource clock) {
+        this.expiry = expiry;
         this.board = board;
         this.statuses = statuses;
         this.clock = clock;
@@ -69,7 +72,8 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         UpstreamWindow.Slot slot;
         try {
             while (true) {
-                upstream = board.awaitReady(tried, () -> stopping(exchange), STOP_CHECK);
+                upstream = board.awaitReady(tried, () -> stopping(exchange) || expiry.anyExpired(shipment),
+                        STOP_CHECK);
                 if (shipment.batch() && !board.offer(upstream).batches()) {
                     return finish(exchange, new SendAlone(upstream.label() + " takes no relay batches"), callback);
                 }
@@ -83,6 +87,12 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                 }
             }
         } catch (DeliveryStopped e) {
+            if (!stopping(exchange) && expiry.anyExpired(shipment)) {
+                // Waited for an upstream past --spool-max-age: a lone entry goes to dead/ as expired; a batch's go
+                // back to the spool, where the expiry sweep (or a lane, once an upstream is ready) takes them.
+                triedBySeq.remove(seq);
+                return finish(exchange, shipment.batch() ? e : expiry.refusal(shipment.first()), callback);
+            }
             return finish(exchange, e, callback);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

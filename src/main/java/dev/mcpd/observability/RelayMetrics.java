@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.time.InstantSource;
+import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -22,7 +23,7 @@ public final class RelayMetrics {
     }
 
     public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters,
-                            InstantSource clock) {
+                            LongSupplier expired, InstantSource clock) {
         FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
                 .description("Requests written to the spool").register(registry);
         FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
@@ -32,7 +33,13 @@ public final class RelayMetrics {
         FunctionCounter.builder("mcpd.relay.corrupt", spool, Spool::corrupted)
                 .description("Damaged spool entries or regions found since start, copied to corrupt/").register(registry);
         FunctionCounter.builder("mcpd.relay.dead.letter", deadLetters, DeadLetters::keptSinceStart)
-                .description("Requests an upstream refused permanently, moved to dead/").register(registry);
+                .description("Requests moved to dead/ (refused for good, or expired)").register(registry);
+        FunctionCounter.builder("mcpd.relay.expired", expired, LongSupplier::getAsLong)
+                .description("Requests that waited longer than --spool-max-age, moved to dead/").register(registry);
+        Gauge.builder("mcpd.relay.dead.letters", deadLetters, d -> d.census().count())
+                .description("Requests held in dead/ now (replay or purge them: mcpd relay dead)").register(registry);
+        Gauge.builder("mcpd.relay.dead.letter.bytes", deadLetters, d -> d.census().bytes())
+                .description("Bytes of the files in dead/").register(registry);
         Gauge.builder("mcpd.relay.spool.entries", spool, Spool::entries)
                 .description("Requests waiting in the spool (not yet delivered, including those being sent)")
                 .register(registry);

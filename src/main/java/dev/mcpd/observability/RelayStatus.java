@@ -8,8 +8,10 @@ import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.http.Answers;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
 import java.time.InstantSource;
+import java.util.function.LongSupplier;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -27,16 +29,28 @@ public final class RelayStatus implements Processor {
     private final Spool spool;
     private final UpstreamBoard board;
     private final DeadLetters deadLetters;
+    private final ReplayInbox replayInbox;
+    private final LongSupplier expired;
     private final DeliveryWorkers workers;
     private final InstantSource clock;
 
-    public RelayStatus(Spool spool, UpstreamBoard board, DeadLetters deadLetters, DeliveryWorkers workers,
-                       InstantSource clock) {
+    public RelayStatus(Spool spool, UpstreamBoard board, DeadLetters deadLetters, ReplayInbox replayInbox,
+                       LongSupplier expired, DeliveryWorkers workers, InstantSource clock) {
+        this.replayInbox = replayInbox;
+        this.expired = expired;
         this.spool = spool;
         this.board = board;
         this.deadLetters = deadLetters;
         this.workers = workers;
         this.clock = clock;
+    }
+
+    private int waitingForReplay() {
+        try {
+            return replayInbox.waiting().entries();
+        } catch (java.io.IOException e) {
+            return 0; // replay/ could not be read just now; the intake logs what goes wrong with it
+        }
     }
 
     @Override
@@ -95,6 +109,18 @@ public final class RelayStatus implements Processor {
         spoolNode.put("deadLetters", deadLetters.count());
         spoolNode.put("accepted", spool.accepted());
         spoolNode.put("refusedFull", spool.refusedFull());
+        DeadLetters.Census census = deadLetters.census();
+        ObjectNode deadNode = root.putObject("deadLetters");
+        deadNode.put("directory", deadLetters.directory().toString());
+        deadNode.put("count", census.count());
+        deadNode.put("bytes", census.bytes());
+        if (census.oldest().isPresent()) {
+            deadNode.put("oldestKeptAt", census.oldest().get().toString());
+        } else {
+            deadNode.putNull("oldestKeptAt");
+        }
+        deadNode.put("expiredSinceStart", expired.getAsLong());
+        deadNode.put("waitingForReplay", waitingForReplay());
         ObjectNode syncNode = root.putObject("sync");
         syncNode.put("relay", spool.id());
         syncNode.put("newestSeq", spool.newestSeq());

@@ -12,7 +12,9 @@ import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.ShipmentPacker;
+import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.SpoolComponent;
+import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.StatusPolicy;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
@@ -33,10 +35,12 @@ import dev.mcpd.observability.RelayMetrics;
 import dev.mcpd.observability.RelayReadiness;
 import dev.mcpd.observability.RelayStatus;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,6 +67,8 @@ public final class RelayBeans implements AutoCloseable {
     private final IngestTally ingestTally = new IngestTally();
     private final RelaySync relaySync;
     private final EntryFates fates = new EntryFates();
+    private final SpoolExpiry expiry;
+    private final ReplayInbox replayInbox;
 
     private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
         this.config = config;
@@ -74,7 +80,10 @@ public final class RelayBeans implements AutoCloseable {
                 config.unhealthyThreshold());
         this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight());
         this.workers = new DeliveryWorkers(config.workers());
-        RelayMetrics.bind(metrics, spool, board, deadLetters, tuning.clock());
+        // Receive times are the wall clock's (the ingest route's), so their age is too.
+        this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, InstantSource.system());
+        this.replayInbox = new ReplayInbox(config.relaySpoolDir());
+        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry::expired, tuning.clock());
         ingestTally.bindTo(metrics);
         this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingestKey()), metrics);
     }
@@ -104,15 +113,18 @@ public final class RelayBeans implements AutoCloseable {
                 DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
                 new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()))));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
-        bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), tuning.clock()));
+        bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, tuning.clock()));
         bind.accept("upstreamHttpBinding", httpBinding);
         bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates));
         bind.accept("deliveredHeaders", new DeliveredHeaders());
-        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates));
+        bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
+        bind.accept("spoolExpiry", expiry);
+        bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
         bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.probeTimeout(),
                 probeInterval()));
         // visibility
-        bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, workers, tuning.clock()));
+        bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
+                tuning.clock()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
         bind.accept("metricsScrape", new MetricsScrape(metrics));
         bind.accept("ingestTally", ingestTally);
@@ -123,6 +135,9 @@ public final class RelayBeans implements AutoCloseable {
         Map<String, String> properties = new java.util.HashMap<>(tuning.camelProperties());
         properties.put("mcpd.workers", Integer.toString(config.workers()));
         properties.put("mcpd.probe.interval-ms", Long.toString(probeInterval().toMillis()));
+        properties.put("mcpd.expiry.enabled", Boolean.toString(expiry.enabled()));
+        properties.put("mcpd.expiry.interval-ms",
+                Long.toString(SpoolExpiry.sweepInterval(config.spoolMaxAge()).toMillis()));
         return properties;
     }
 

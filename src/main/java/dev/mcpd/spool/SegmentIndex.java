@@ -112,6 +112,29 @@ final class SegmentIndex implements Closeable {
         return cursor < count ? cursor++ : -1;
     }
 
+    /**
+     * The next entry not yet handed out, if it was received before {@code cutoffMillis} (advancing the cursor); -1
+     * when there is none or it is younger.
+     */
+    int handOutIfReceivedBefore(long cutoffMillis) {
+        while (cursor < count && done.get(cursor)) {
+            cursor++;
+        }
+        return cursor < count && receivedAt[cursor] < cutoffMillis ? cursor++ : -1;
+    }
+
+    /** Every entry was handed out (or is done). */
+    boolean allHandedOut() {
+        while (cursor < count && done.get(cursor)) {
+            cursor++;
+        }
+        return cursor >= count;
+    }
+
+    long receivedAt(int index) {
+        return receivedAt[index];
+    }
+
     long seq(int index) {
         return seqs[index];
     }

@@ -295,6 +295,54 @@ public final class Spool implements Closeable {
         }
     }
 
+    /**
+     * Hands out up to {@code max} entries not out for delivery that were received before {@code cutoffMillis}, oldest
+     * first — for {@code --spool-max-age}, which moves them to dead/. As for {@link #next}, the caller must later call
+     * {@link #done} or {@link #release} with each seq. Entries are appended in the order received, so the search stops
+     * at the first entry not handed out that is younger.
+     */
+    public List<SpoolEntry> takeReceivedBefore(long cutoffMillis, int max) throws IOException {
+        List<Handout> handouts = new ArrayList<>();
+        lock.lock();
+        try {
+            for (java.util.Iterator<Handout> again = released.iterator(); again.hasNext() && handouts.size() < max; ) {
+                Handout handout = again.next();
+                if (handout.segment().receivedAt(handout.index()) < cutoffMillis) {
+                    again.remove();
+                    handouts.add(handout);
+                }
+            }
+            for (SegmentIndex segment : segments.values()) {
+                int index;
+                while (handouts.size() < max && (index = segment.handOutIfReceivedBefore(cutoffMillis)) >= 0) {
+                    handouts.add(new Handout(segment, index, segment.seq(index)));
+                }
+                if (handouts.size() >= max || !segment.allHandedOut()) {
+                    break;
+                }
+            }
+            handouts.forEach(handout -> handedOut.put(handout.seq(), handout));
+        } finally {
+            lock.unlock();
+        }
+        List<SpoolEntry> taken = new ArrayList<>(handouts.size());
+        for (int i = 0; i < handouts.size(); i++) {
+            Handout handout = handouts.get(i);
+            try {
+                taken.add(read(handout));
+            } catch (CorruptRecordException e) {
+                quarantine(handout, e);
+            } catch (NoSuchFileException e) {
+                vanished(handout);
+            } catch (IOException e) {
+                handouts.subList(i, handouts.size()).forEach(unread -> release(unread.seq()));
+                taken.forEach(read -> release(read.seq()));
+                throw e;
+            }
+        }
+        return taken;
+    }
+
     private Handout handOut() {
         Handout again = released.poll();
         if (again != null) {

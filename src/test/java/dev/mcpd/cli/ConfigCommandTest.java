@@ -46,6 +46,7 @@ class ConfigCommandTest {
                 "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
+                "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
                 "routes          built-in only"), run.outLines());
         assertEquals("", run.err());
     }
@@ -68,6 +69,7 @@ class ConfigCommandTest {
                 "delivery        3 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
+                "dead letters    4xx answers (but 408, 429) kept in /s/relay/dead; nothing expires",
                 "routes          built-in only"), after.outLines());
     }
 

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class ConfigDescriptionTest {
 
     @Test
-    void defaultsDescribeSixSectionsInOrder() {
+    void defaultsDescribeEverySectionInOrder() {
         assertEquals(List.of(
                 "listen          0.0.0.0:4317; bodies up to 16 MiB, read within 30 s",
                 "ingest          open: no sender key required",
@@ -24,6 +24,7 @@ class ConfigDescriptionTest {
                 "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
+                "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
                 "routes          built-in only"), McpdConfig.fromEnvironment(Map.of()).describe());
     }
 

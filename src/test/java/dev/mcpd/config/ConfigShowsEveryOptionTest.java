@@ -36,6 +36,8 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.MAX_IN_FLIGHT, "64"),
                 Map.entry(Options.BATCH_MAX_ENTRIES, "32"),
                 Map.entry(Options.BATCH_MAX_BYTES, "256KiB"),
+                Map.entry(Options.RETRYABLE_STATUS, "409"),
+                Map.entry(Options.SPOOL_MAX_AGE, "7d"),
                 Map.entry(Options.QUOTA_PER_MINUTE, "600"),
                 Map.entry(Options.ROUTES, routes.toString()));
         List<String> defaults = McpdConfig.from(Map.of(), Map.of()).describe();

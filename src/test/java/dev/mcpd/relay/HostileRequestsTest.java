@@ -118,8 +118,9 @@ class HostileRequestsTest {
         }
         try (Stream<Path> files = Files.walk(relay.spoolDir().getParent())) {
             List<String> names = files.filter(Files::isRegularFile).map(f -> f.getFileName().toString()).toList();
-            assertTrue(names.stream().allMatch(n -> n.matches("\\d{20}\\.(seg|cred|ack)") || n.equals("id")),
-                    "only sequence-numbered files (and the spool's id): " + names);
+            assertTrue(names.stream().allMatch(n -> n.matches("\\d{20}\\.(seg|cred|ack)") || n.equals("id")
+                            || n.equals("spool.lock")),
+                    "only sequence-numbered files (and the spool's id and lock): " + names);
         }
     }
 
