@@ -87,6 +87,14 @@ public final class Mcpd implements Callable<Integer> {
         CommandOptions.addTo(commandLine.getSubcommands().get("config").getCommandSpec(), Options.ALL);
         CommandOptions.addTo(commandLine.getSubcommands().get("relay").getSubcommands().get("spool")
                 .getSubcommands().get("check").getCommandSpec(), List.of(Options.DATA, Options.SPOOL_DIR));
+        CommandLine dead = commandLine.getSubcommands().get("relay").getSubcommands().get("dead");
+        for (String command : List.of("list", "show", "purge")) {
+            CommandOptions.addTo(dead.getSubcommands().get(command).getCommandSpec(),
+                    List.of(Options.DATA, Options.SPOOL_DIR));
+        }
+        // A replay must fit the spool's bound, so it takes the relay's --spool-max-bytes too.
+        CommandOptions.addTo(dead.getSubcommands().get("replay").getCommandSpec(),
+                List.of(Options.DATA, Options.SPOOL_DIR, Options.SPOOL_MAX_BYTES));
         commandLine.getHelpSectionMap().put(CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIST,
                 Mcpd::commandList);
         commandLine
@@ -135,8 +143,17 @@ public final class Mcpd implements Callable<Integer> {
     private static final String[][] COMMANDS = {
         {"relay", "run the relay in the foreground"},
         {"relay spool check", "read-only fsck of the relay's spool"},
+        {"relay dead list", "the dead letters, oldest first (--json: one object per line)"},
+        {"relay dead show SEQ", "everything kept about one (--body: its stored bytes)"},
+        {"relay dead replay", "put dead letters back in the spool (--all | SEQ...)"},
+        {"relay dead purge", "delete dead letters (--all | --older-than DURATION | SEQ...)"},
         {"serve", "run the collector in the foreground"},
         {"config", "print the effective configuration, one line per section, and exit"}};
+
+    /** Where {@code dead show --body} writes a body's bytes: this process's stdout, unencoded. */
+    java.io.OutputStream bodyOut() {
+        return System.out;
+    }
 
     int runRelay(McpdConfig config) {
         return relay.applyAsInt(config);

@@ -12,7 +12,7 @@ import picocli.CommandLine.Spec;
 
 /** {@code mcpd relay}: run the relay in the foreground (SPEC §2–§7). */
 @Command(name = "relay", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
-        subcommands = SpoolCommand.class,
+        subcommands = {SpoolCommand.class, DeadCommand.class},
         description = "Run the relay in the foreground: spool every ingest request on disk, answer the sender,"
                 + " then deliver it to the upstreams in order, with failover and retries.")
 public final class RelayCommand implements Callable<Integer> {

@@ -186,6 +186,15 @@ public final class DeadLetters {
                 request.credential().isPresent()));
     }
 
+    /** The size of dead letter {@code seq}'s entry file, as the spool would store it; empty if dead/ lacks it. */
+    public OptionalLong entryBytes(long seq) throws IOException {
+        try {
+            return OptionalLong.of(Files.size(file(seq, ENTRY)));
+        } catch (NoSuchFileException e) {
+            return OptionalLong.empty();
+        }
+    }
+
     /** The stored entry {@code seq} — body and credential included — if dead/ holds it. */
     public Optional<SpoolEntry> entry(long seq) throws IOException {
         return readEntry(dir, SpoolFiles.baseName(seq));

@@ -1,0 +1,424 @@
+package dev.mcpd.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mcpd.config.ByteSize;
+import dev.mcpd.config.ConfigException;
+import dev.mcpd.config.DurationText;
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Role;
+import dev.mcpd.spool.DeadLetter;
+import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.ReplayInbox;
+import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.spool.SpoolLock;
+import dev.mcpd.spool.SpoolReader;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code mcpd relay dead}: what an upstream refused for good, or what expired (SPEC §10.5) — see it, send it again
+ * once the cause is fixed, or delete it. Works on a stopped relay's spool and beside a running relay: a replay hands
+ * the entries over in {@code replay/}, and the relay takes them into its spool ({@link ReplayInbox}).
+ */
+@Command(name = "dead", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+        subcommands = {DeadCommand.ListLetters.class, DeadCommand.Show.class, DeadCommand.Replay.class,
+            DeadCommand.Purge.class},
+        description = "See, replay or purge the dead letters in <spool-dir>/relay/dead/ (see docs/dead-letters.md).")
+final class DeadCommand implements Callable<Integer> {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long a replay beside a running relay waits for it to take the entries, before it says they still wait. */
+    static final Duration TAKE_WAIT = Duration.ofSeconds(30);
+    private static final int ANSWER_COLUMN = 60;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("mcpd: name a dead-letter command: list, show, replay or purge (see 'mcpd relay dead --help')");
+        err.flush();
+        return Mcpd.EXIT_USAGE;
+    }
+
+    /** The relay's spool directory, as {@code --data}/{@code --spool-dir} name it; it must exist. */
+    private static McpdConfig config(CommandSpec spec) {
+        Mcpd mcpd = (Mcpd) spec.root().userObject();
+        McpdConfig config = mcpd.config(spec, Optional.of(Role.RELAY));
+        if (!Files.isDirectory(config.relaySpoolDir())) {
+            throw new ConfigException("no spool at " + config.relaySpoolDir()
+                    + ": name it with --data or --spool-dir, as for relay");
+        }
+        return config;
+    }
+
+    private static DeadLetters deadLetters(McpdConfig config) throws IOException {
+        return DeadLetters.beside(config.relaySpoolDir()).orElseThrow(() -> new ConfigException("no dead/ in "
+                + config.relaySpoolDir() + ": this spool never kept a dead letter"));
+    }
+
+    private static List<Long> seqs(List<String> given) {
+        List<Long> seqs = new ArrayList<>();
+        for (String text : given) {
+            if (!text.matches("[0-9]{1,19}")) {
+                throw new ConfigException("\"" + text + "\" is not a sequence number (see 'mcpd relay dead list')");
+            }
+            seqs.add(Long.parseLong(text));
+        }
+        return seqs;
+    }
+
+    private static void notFound(PrintWriter err, long seq) {
+        err.println("mcpd: " + seq + " is not in dead/");
+    }
+
+    /** Sender text on a terminal: control characters shown escaped, never interpreted. */
+    private static String printable(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        text.codePoints().forEach(c -> {
+            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+                out.append(String.format(Locale.ROOT, "\\x%02x", c));
+            } else {
+                out.appendCodePoint(c);
+            }
+        });
+        return out.toString();
+    }
+
+    private static ObjectNode json(DeadLetter letter) {
+        ObjectNode node = JSON.createObjectNode();
+        node.put("seq", letter.seq());
+        node.put("refusedAt", letter.refusedAt().toString());
+        node.put("upstream", letter.upstream());
+        node.put("status", letter.status());
+        node.put("reason", letter.reason());
+        node.put("answer", letter.answer());
+        node.put("method", letter.method());
+        node.put("target", letter.target());
+        node.put("contentType", letter.contentType());
+        node.put("contentEncoding", letter.contentEncoding());
+        node.put("idempotencyKey", letter.idempotencyKey());
+        node.put("receivedAt", letter.receivedAt().toString());
+        node.put("bytes", letter.bytes());
+        node.put("credential", letter.credential());
+        return node;
+    }
+
+    /** {@code mcpd relay dead list [--json]}. */
+    @Command(name = "list", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+            description = {"One line per dead letter, oldest first: sequence number, when it was refused, the"
+                    + " upstream, its status, the first line of its answer (or why), method and path, body bytes.",
+                "Read-only: it may run beside a running relay."})
+    static final class ListLetters implements Callable<Integer> {
+
+        @Spec
+        private CommandSpec spec;
+
+        @Option(names = "--json", description = "one JSON object per line, with every field in full")
+        private boolean json;
+
+        @Override
+        public Integer call() throws IOException {
+            McpdConfig config = config(spec);
+            List<DeadLetter> letters = DeadLetters.beside(config.relaySpoolDir()).isPresent()
+                    ? deadLetters(config).list() : List.of();
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                for (DeadLetter letter : letters) {
+                    out.println(JSON.writeValueAsString(json(letter)));
+                }
+            } else {
+                printTable(out, letters);
+            }
+            out.flush();
+            return Mcpd.EXIT_OK;
+        }
+
+        private static void printTable(PrintWriter out, List<DeadLetter> letters) {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"SEQ", "REFUSED AT", "UPSTREAM", "STATUS", "ANSWER", "REQUEST", "BYTES"});
+            for (DeadLetter letter : letters) {
+                String answer = printable(letter.answerFirstLine());
+                if (answer.length() > ANSWER_COLUMN) {
+                    answer = answer.substring(0, ANSWER_COLUMN - 1) + "…";
+                }
+                rows.add(new String[] {Long.toString(letter.seq()), letter.refusedAt().toString(),
+                    letter.upstream().isEmpty() ? "-" : letter.upstream(),
+                    letter.status() == 0 ? "-" : Integer.toString(letter.status()), answer.isEmpty() ? "-" : answer,
+                    printable(letter.method() + " " + letter.target()), Long.toString(letter.bytes())});
+            }
+            int[] widths = new int[rows.get(0).length];
+            for (String[] row : rows) {
+                for (int i = 0; i < row.length; i++) {
+                    widths[i] = Math.max(widths[i], row[i].length());
+                }
+            }
+            for (String[] row : rows) {
+                StringBuilder line = new StringBuilder();
+                for (int i = 0; i < row.length; i++) {
+                    line.append(i == row.length - 1 ? row[i] : String.format(Locale.ROOT, "%-" + widths[i] + "s  ",
+                            row[i]));
+                }
+                out.println(line.toString().stripTrailing());
+            }
+        }
+    }
+
+    /** {@code mcpd relay dead show SEQ [--body]}. */
+    @Command(name = "show", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+            description = {"Everything kept about one dead letter, one line per field (the credential is never"
+                    + " shown, only whether there is one).", "--body writes its stored body to stdout, byte for byte"
+                    + " (still compressed if it was sent compressed)."},
+            exitCodeListHeading = "Exit status:%n",
+            exitCodeList = {"0:shown", "1:SEQ is not in dead/", "2:the command line is wrong"})
+    static final class Show implements Callable<Integer> {
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(paramLabel = "SEQ", description = "its sequence number (see 'mcpd relay dead list')")
+        private String seq;
+
+        @Option(names = "--body", description = "write the stored body bytes, unchanged, to stdout")
+        private boolean body;
+
+        @Override
+        public Integer call() throws IOException {
+            long wanted = seqs(List.of(seq)).get(0);
+            McpdConfig config = config(spec);
+            DeadLetters dead = deadLetters(config);
+            PrintWriter out = spec.commandLine().getOut();
+            if (body) {
+                Optional<SpoolEntry> entry = dead.entry(wanted);
+                if (entry.isEmpty()) {
+                    notFound(spec.commandLine().getErr(), wanted);
+                    return Mcpd.EXIT_FAILURE;
+                }
+                out.flush();
+                OutputStream raw = ((Mcpd) spec.root().userObject()).bodyOut();
+                raw.write(entry.get().request().body());
+                raw.flush();
+                return Mcpd.EXIT_OK;
+            }
+            Optional<DeadLetter> letter = dead.find(wanted);
+            if (letter.isEmpty()) {
+                notFound(spec.commandLine().getErr(), wanted);
+                return Mcpd.EXIT_FAILURE;
+            }
+            DeadLetter d = letter.get();
+            field(out, "seq", Long.toString(d.seq()));
+            field(out, "refused at", d.refusedAt().toString());
+            field(out, "upstream", d.upstream().isEmpty() ? "- (none was asked)" : d.upstream());
+            field(out, "status", d.status() == 0 ? "- (never sent)" : Integer.toString(d.status()));
+            field(out, "reason", printable(d.reason()));
+            field(out, "answer", printable(d.answer()));
+            field(out, "request", printable(d.method() + " " + d.target()));
+            field(out, "content type", d.contentType().isEmpty() ? "-" : printable(d.contentType()));
+            field(out, "encoding", d.contentEncoding().isEmpty() ? "-" : printable(d.contentEncoding()));
+            field(out, "idempotency key", printable(d.idempotencyKey()));
+            field(out, "received at", d.receivedAt().toString());
+            field(out, "body", d.bytes() + " bytes (mcpd relay dead show " + d.seq() + " --body)");
+            field(out, "credential", d.credential() ? "kept (replayed with the entry; not shown)" : "none");
+            out.flush();
+            return Mcpd.EXIT_OK;
+        }
+
+        private static void field(PrintWriter out, String name, String value) {
+            out.println(String.format(Locale.ROOT, "%-17s%s", name, value));
+        }
+    }
+
+    /** Which dead letters a replay or purge takes: all, or those named. */
+    static final class Selection {
+        @Option(names = "--all", required = true, description = "every dead letter") boolean all;
+        @Parameters(paramLabel = "SEQ", arity = "1..*", description = "sequence numbers (see 'mcpd relay dead list')")
+        List<String> seqs;
+    }
+
+    /** {@code mcpd relay dead replay (--all | SEQ…)}. */
+    @Command(name = "replay", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+            description = {"Puts dead letters back in the spool, oldest first, with their original idempotency key"
+                    + " and credential (an upstream that stored a copy before counts it once) and new sequence"
+                    + " numbers.",
+                "Beside a running relay it hands them over in <spool-dir>/relay/replay/ and waits (up to 30 s) for the"
+                        + " relay to take them, then prints their new sequence numbers; on a stopped relay's spool"
+                        + " the relay takes them when it starts.",
+                "A replay that does not fit --spool-max-bytes stops at the first entry that does not fit; the rest"
+                        + " stay in dead/. Two replays at once take turns. A crash at any moment leaves every entry in"
+                        + " dead/, in replay/ or the spool, or in two of them: never in none."},
+            exitCodeListHeading = "Exit status:%n",
+            exitCodeList = {"0:every dead letter named was replayed",
+                "1:a SEQ was not in dead/ (named on stderr; the others were replayed), or the spool had no room",
+                "2:the command line is wrong"})
+    static final class Replay implements Callable<Integer> {
+
+        @Spec
+        private CommandSpec spec;
+
+        @ArgGroup(multiplicity = "1")
+        private Selection selection;
+
+        @Override
+        public Integer call() throws IOException, InterruptedException {
+            List<Long> named = selection.all ? List.of() : seqs(selection.seqs);
+            McpdConfig config = config(spec);
+            Path relayDir = config.relaySpoolDir();
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            ReplayInbox inbox = new ReplayInbox(relayDir);
+            int status = Mcpd.EXIT_OK;
+            List<Long> handed = new ArrayList<>();
+            try (SpoolLock turn = SpoolLock.operators(relayDir)) {
+                DeadLetters dead = deadLetters(config);
+                List<Long> seqs = selection.all ? dead.seqsOnDisk() : named;
+                long used = SpoolReader.check(relayDir).bytes() + inbox.waiting().bytes();
+                for (int i = 0; i < seqs.size(); i++) {
+                    long seq = seqs.get(i);
+                    OptionalLong size = dead.entryBytes(seq);
+                    if (size.isEmpty()) {
+                        notFound(err, seq);
+                        status = Mcpd.EXIT_FAILURE;
+                        continue;
+                    }
+                    if (used + size.getAsLong() > config.spoolMaxBytes()) {
+                        err.println("mcpd: replay stopped at " + seq + ": it needs " + size.getAsLong()
+                                + " bytes and the spool has room for " + Math.max(0, config.spoolMaxBytes() - used)
+                                + " (--spool-max-bytes " + ByteSize.format(config.spoolMaxBytes()) + "); "
+                                + handed.size() + " replayed, " + (seqs.size() - i) + " left in dead/");
+                        status = Mcpd.EXIT_FAILURE;
+                        break;
+                    }
+                    if (inbox.handOver(dead, seq)) {
+                        handed.add(seq);
+                        used += size.getAsLong();
+                    } else {
+                        notFound(err, seq);
+                        status = Mcpd.EXIT_FAILURE;
+                    }
+                }
+            }
+            report(out, relayDir, inbox, handed);
+            out.flush();
+            err.flush();
+            return status;
+        }
+
+        private static void report(PrintWriter out, Path relayDir, ReplayInbox inbox, List<Long> handed)
+                throws IOException, InterruptedException {
+            if (handed.isEmpty()) {
+                out.println("replayed 0 dead letters");
+                return;
+            }
+            if (!SpoolLock.heldByARelay(relayDir)) {
+                out.println("replayed " + handed.size() + " dead letter(s) into " + inbox.directory()
+                        + ": no relay runs on this spool; it takes them into its spool when it starts");
+                return;
+            }
+            List<String> taken = new ArrayList<>();
+            List<Long> waiting = new ArrayList<>(handed);
+            long deadline = System.nanoTime() + TAKE_WAIT.toNanos();
+            while (!waiting.isEmpty() && System.nanoTime() < deadline) {
+                for (var it = waiting.iterator(); it.hasNext(); ) {
+                    long seq = it.next();
+                    if (!inbox.waits(seq)) {
+                        OptionalLong as = inbox.takenAs(seq);
+                        taken.add(seq + " as " + (as.isPresent() ? Long.toString(as.getAsLong()) : "?"));
+                        it.remove();
+                    }
+                }
+                if (!waiting.isEmpty()) {
+                    Thread.sleep(100); // polling a directory the relay empties; there is nothing to wait on
+                }
+            }
+            out.println("replayed " + handed.size() + " dead letter(s); the running relay took " + taken.size()
+                    + " into its spool" + (taken.isEmpty() ? "" : " (dead seq as new seq: "
+                    + String.join(", ", taken) + ")")
+                    + (waiting.isEmpty() ? "" : "; " + waiting.size() + " still wait in " + inbox.directory()
+                    + " (the relay takes them as the spool has room)"));
+        }
+    }
+
+    /** {@code mcpd relay dead purge (--all | --older-than DURATION | SEQ…)}. */
+    @Command(name = "purge", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
+            description = "Deletes dead letters for good, and says how many.",
+            exitCodeListHeading = "Exit status:%n",
+            exitCodeList = {"0:every dead letter named was deleted",
+                "1:a SEQ was not in dead/ (named on stderr; the others were deleted)", "2:the command line is wrong"})
+    static final class Purge implements Callable<Integer> {
+
+        @Spec
+        private CommandSpec spec;
+
+        @ArgGroup(multiplicity = "1")
+        private Which which;
+
+        static final class Which {
+            @Option(names = "--all", required = true, description = "every dead letter") boolean all;
+            @Option(names = "--older-than", required = true, paramLabel = "DURATION",
+                    description = "those refused longer ago than this (90s, 15m, 24h, 7d)") String olderThan;
+            @Parameters(paramLabel = "SEQ", arity = "1..*", description = "sequence numbers") List<String> seqs;
+        }
+
+        @Override
+        public Integer call() throws IOException {
+            Optional<Duration> age = Optional.ofNullable(which.olderThan).map(text -> {
+                try {
+                    return DurationText.parse(text);
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException("invalid value for --older-than: " + e.getMessage());
+                }
+            });
+            List<Long> named = which.seqs == null ? List.of() : seqs(which.seqs);
+            McpdConfig config = config(spec);
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            int status = Mcpd.EXIT_OK;
+            int purged = 0;
+            try (SpoolLock turn = SpoolLock.operators(config.relaySpoolDir())) {
+                DeadLetters dead = deadLetters(config);
+                List<Long> seqs;
+                if (which.all) {
+                    seqs = dead.seqsOnDisk();
+                } else if (age.isPresent()) {
+                    Instant cutoff = Instant.now().minus(age.get());
+                    seqs = dead.list().stream().filter(letter -> letter.refusedAt().isBefore(cutoff))
+                            .map(DeadLetter::seq).collect(Collectors.toList());
+                } else {
+                    seqs = named;
+                }
+                for (long seq : seqs) {
+                    if (dead.purge(seq)) {
+                        purged++;
+                    } else {
+                        notFound(err, seq);
+                        status = Mcpd.EXIT_FAILURE;
+                    }
+                }
+            }
+            out.println("purged " + purged + " dead letter(s)");
+            out.flush();
+            err.flush();
+            return status;
+        }
+    }
+}
