@@ -1,5 +1,6 @@
 package dev.mcpd.observability;
 
+import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
@@ -8,7 +9,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.time.InstantSource;
-import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -23,7 +23,7 @@ public final class RelayMetrics {
     }
 
     public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters,
-                            LongSupplier expired, InstantSource clock) {
+                            SpoolExpiry expiry, InstantSource clock) {
         FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
                 .description("Requests written to the spool").register(registry);
         FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
@@ -34,7 +34,8 @@ public final class RelayMetrics {
                 .description("Damaged spool entries or regions found since start, copied to corrupt/").register(registry);
         FunctionCounter.builder("mcpd.relay.dead.letter", deadLetters, DeadLetters::keptSinceStart)
                 .description("Requests moved to dead/ (refused for good, or expired)").register(registry);
-        FunctionCounter.builder("mcpd.relay.expired", expired, LongSupplier::getAsLong)
+        // Micrometer keeps the object it reads only weakly: it must be one that lives as long as the relay.
+        FunctionCounter.builder("mcpd.relay.expired", expiry, SpoolExpiry::expired)
                 .description("Requests that waited longer than --spool-max-age, moved to dead/").register(registry);
         Gauge.builder("mcpd.relay.dead.letters", deadLetters, d -> d.census().count())
                 .description("Requests held in dead/ now (replay or purge them: mcpd relay dead)").register(registry);

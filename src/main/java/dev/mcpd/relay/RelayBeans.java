@@ -83,7 +83,7 @@ public final class RelayBeans implements AutoCloseable {
         // Receive times are the wall clock's (the ingest route's), so their age is too.
         this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, InstantSource.system());
         this.replayInbox = new ReplayInbox(config.relaySpoolDir());
-        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry::expired, tuning.clock());
+        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry, tuning.clock());
         ingestTally.bindTo(metrics);
         this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingestKey()), metrics);
     }
