@@ -162,7 +162,8 @@ final class DeadCommand implements Callable<Integer> {
                 if (answer.length() > ANSWER_COLUMN) {
                     answer = answer.substring(0, ANSWER_COLUMN - 1) + "…";
                 }
-                rows.add(new String[] {Long.toString(letter.seq()), letter.refusedAt().toString(),
+                rows.add(new String[] {Long.toString(letter.seq()),
+                    letter.refusedAt().truncatedTo(java.time.temporal.ChronoUnit.MILLIS).toString(),
                     letter.upstream().isEmpty() ? "-" : letter.upstream(),
                     letter.status() == 0 ? "-" : Integer.toString(letter.status()), answer.isEmpty() ? "-" : answer,
                     printable(letter.method() + " " + letter.target()), Long.toString(letter.bytes())});

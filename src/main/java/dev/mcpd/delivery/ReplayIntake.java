@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 public final class ReplayIntake implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.replay");
-    private static final RateLimitedLog FULL = new RateLimitedLog(LOG, Duration.ofMinutes(1));
+    /** A full spool or a failing disk would say so every second: once a minute per kind tells it. */
+    private static final RateLimitedLog ONCE_A_MINUTE = new RateLimitedLog(LOG, Duration.ofMinutes(1));
 
     private final ReplayInbox inbox;
     private final Spool spool;
@@ -33,15 +34,23 @@ public final class ReplayIntake implements Processor {
     }
 
     @Override
-    public void process(Exchange exchange) throws IOException {
-        ReplayInbox.Adoption adoption = inbox.adoptInto(spool, clock.millis());
+    public void process(Exchange exchange) {
+        ReplayInbox.Adoption adoption;
+        try {
+            adoption = inbox.adoptInto(spool, clock.millis());
+        } catch (IOException e) {
+            // The entries stay where they are (replay/, or dead/): tried again in a second, told once a minute.
+            ONCE_A_MINUTE.warn("replay-failed", "could not take replayed dead letters from " + inbox.directory()
+                    + " into the spool: " + e.getMessage() + "; they stay there and are tried again");
+            return;
+        }
         if (!adoption.taken().isEmpty()) {
             LOG.info("took {} replayed dead letter(s) into the spool: {}", adoption.taken().size(),
                     adoption.taken().stream().limit(10).map(t -> "dead " + t.deadSeq() + " as seq " + t.seq())
                             .collect(Collectors.joining(", ")) + (adoption.taken().size() > 10 ? ", …" : ""));
         }
         if (adoption.spoolFull()) {
-            FULL.warn("replay-full", "replayed dead letters wait in " + inbox.directory() + ": the spool is full"
+            ONCE_A_MINUTE.warn("replay-full", "replayed dead letters wait in " + inbox.directory() + ": the spool is full"
                     + " (--spool-max-bytes); they are taken as delivery frees room");
         }
     }

@@ -120,6 +120,9 @@ public final class ReplayInbox {
      */
     public Adoption adoptInto(Spool spool, long nowMillis) throws IOException {
         List<Taken> taken = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return new Adoption(taken, false); // nothing was ever replayed here
+        }
         for (long deadSeq : waitingSeqs()) {
             String base = SpoolFiles.baseName(deadSeq);
             Path entryDir = dir.resolve(base);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
@@ -23,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -143,7 +146,8 @@ class DashboardAndAlertsTest {
                 "mcpd_relay_accepted_total", "mcpd_relay_refused_full_total", "mcpd_relay_delivered_total",
                 "mcpd_relay_failovers_total", "mcpd_relay_upstream_up", "mcpd_relay_dead_letter_total",
                 "mcpd_relay_upstream_window", "mcpd_relay_upstream_in_flight", "mcpd_relay_upstream_requests_total",
-                "mcpd_relay_spool_out_for_delivery")));
+                "mcpd_relay_spool_out_for_delivery", "mcpd_relay_dead_letters", "mcpd_relay_dead_letter_bytes",
+                "mcpd_relay_expired_total")));
         Set<Integer> ids = new HashSet<>();
         for (JsonNode panel : dashboard.path("panels")) {
             assertTrue(ids.add(panel.path("id").asInt()), "panel ids are unique");
@@ -159,6 +163,53 @@ class DashboardAndAlertsTest {
             }
         }
         assertTrue(ids.size() >= 10, "panels: " + ids.size());
+    }
+
+    /** The panel of that title (rows too); the test fails when there is none, or more than one. */
+    private static JsonNode panel(JsonNode dashboard, String title) {
+        List<JsonNode> found = new java.util.ArrayList<>();
+        dashboard.path("panels").forEach(panel -> {
+            if (panel.path("title").asText().equals(title)) {
+                found.add(panel);
+            }
+        });
+        assertEquals(1, found.size(), "one panel titled " + title);
+        return found.get(0);
+    }
+
+    @Test
+    void aRowShowsWhatDeadHoldsItsBytesAndTheExpiries() throws Exception {
+        JsonNode dashboard = dashboard();
+        JsonNode row = panel(dashboard, "Dead letters and expiry");
+        assertEquals("row", row.path("type").asText());
+        String selector = "{job=~\"$job\", instance=~\"$instance\"}";
+        Map<String, String> expected = Map.of(
+                "Dead letters held", "mcpd_relay_dead_letters" + selector,
+                "Dead letter bytes", "mcpd_relay_dead_letter_bytes" + selector,
+                "Expired to dead/", "sum by (instance) (increase(mcpd_relay_expired_total" + selector
+                        + "[$__rate_interval]))");
+        expected.forEach((title, expr) -> {
+            JsonNode panel = panel(dashboard, title);
+            assertEquals("timeseries", panel.path("type").asText(), title);
+            assertEquals(expr, panel.path("targets").path(0).path("expr").asText(), title + " query");
+            assertEquals(row.path("gridPos").path("y").asInt() + 1, panel.path("gridPos").path("y").asInt(),
+                    title + " sits under the row");
+        });
+        assertEquals("bytes", panel(dashboard, "Dead letter bytes").path("fieldConfig").path("defaults")
+                .path("unit").asText());
+        int right = 0;
+        for (String title : List.of("Dead letters held", "Dead letter bytes", "Expired to dead/")) {
+            JsonNode grid = panel(dashboard, title).path("gridPos");
+            assertEquals(right, grid.path("x").asInt(), title + " follows the panel on its left");
+            right += grid.path("w").asInt();
+        }
+        assertEquals(24, right, "the row's panels fill its width");
+        for (JsonNode panel : dashboard.path("panels")) {
+            JsonNode grid = panel.path("gridPos");
+            assertTrue(grid.path("y").asInt() + grid.path("h").asInt() <= row.path("gridPos").path("y").asInt()
+                    || grid.path("y").asInt() >= row.path("gridPos").path("y").asInt(),
+                    panel.path("title") + " does not overlap the row");
+        }
     }
 
     // ---- the alert rules
@@ -196,6 +247,75 @@ class DashboardAndAlertsTest {
         assertEquals(Set.of(), notExported(used), "exported: " + exported);
     }
 
+    private static String description(String alert) {
+        Map<String, Object> rule = rules().get(alert);
+        assertTrue(rule != null, "an alert " + alert + " in " + rules().keySet());
+        return String.valueOf(DeployFiles.map(rule.get("annotations"), alert).get("description"));
+    }
+
+    @Test
+    void theDeadLetterRulesTellHowToSeeReplayAndPurgeWhatDeadHolds() {
+        String deadLetters = description("McpdRelayDeadLetters");
+        for (String text : List.of("dead/", "`mcpd relay dead list`", "`mcpd relay dead show SEQ`",
+                "docs/dead-letters.md", "`mcpd relay dead replay`", "--retryable-status")) {
+            assertTrue(deadLetters.contains(text), "McpdRelayDeadLetters names " + text + ": " + deadLetters);
+        }
+        String growing = description("McpdRelayDeadLettersGrowing");
+        for (String text : List.of("`mcpd relay dead list`", "docs/dead-letters.md", "`mcpd relay dead replay",
+                "`mcpd relay dead purge`")) {
+            assertTrue(growing.contains(text), "McpdRelayDeadLettersGrowing names " + text + ": " + growing);
+        }
+        String expired = description("McpdRelayExpired");
+        for (String text : List.of("--spool-max-age", "dead/", "expired", "`mcpd relay dead replay --all`")) {
+            assertTrue(expired.contains(text), "McpdRelayExpired names " + text + ": " + expired);
+        }
+        // What the rules name is real: the options mcpd takes, the dead commands it has.
+        Set<String> flags = Options.ALL.stream().map(Option::flag).collect(Collectors.toSet());
+        Set<String> commands = new TreeSet<>();
+        for (String alert : rules().keySet()) {
+            String text = description(alert);
+            DeployFiles.matches(Pattern.compile("(?<![\\w-])--[a-z][a-z-]+"), text).stream()
+                    .filter(flag -> !flag.equals("--all"))
+                    .forEach(flag -> assertTrue(flags.contains(flag), alert + " names an option mcpd has: " + flag));
+            Matcher command = Pattern.compile("`mcpd relay dead ([a-z]+)").matcher(text);
+            while (command.find()) {
+                commands.add(command.group(1));
+            }
+        }
+        assertEquals(Set.of("list", "show", "replay", "purge"), commands);
+        for (String command : commands) {
+            DeployFiles.CliRun help = DeployFiles.mcpd(Map.of(), "relay", "dead", command, "--help");
+            assertEquals(0, help.status(), "mcpd relay dead " + command + " --help: " + help.err());
+        }
+    }
+
+    /** alerts_test.yaml, the promtool unit tests: the alert names each case expects, firing or not. */
+    @Test
+    void thePromtoolTestsHaveAFiringCaseForEveryAlertAndAQuietOneForTheDeadLetterRules() {
+        Map<String, Object> tests = DeployFiles.yamlMap("deploy/prometheus/alerts_test.yaml");
+        assertEquals(List.of("alerts.yaml"), tests.get("rule_files"));
+        Set<String> firing = new TreeSet<>();
+        Set<String> quiet = new TreeSet<>();
+        for (Object test : DeployFiles.list(tests.get("tests"), "tests")) {
+            for (Object check : DeployFiles.list(DeployFiles.map(test, "test").get("alert_rule_test"), "checks")) {
+                Map<String, Object> c = DeployFiles.map(check, "alert_rule_test");
+                String name = String.valueOf(c.get("alertname"));
+                assertTrue(rules().containsKey(name), "alerts_test.yaml checks an alert of alerts.yaml: " + name);
+                List<Object> expected = DeployFiles.list(c.get("exp_alerts"), name + " exp_alerts");
+                (expected.isEmpty() ? quiet : firing).add(name);
+                for (Object alert : expected) {
+                    Map<String, Object> labels = DeployFiles.map(DeployFiles.map(alert, name).get("exp_labels"), name);
+                    assertEquals(DeployFiles.map(rules().get(name).get("labels"), name).get("severity"),
+                            labels.get("severity"), name + " severity");
+                }
+            }
+        }
+        assertEquals(rules().keySet().stream().collect(Collectors.toCollection(TreeSet::new)), firing,
+                "every alert has a case where it fires");
+        assertTrue(quiet.containsAll(Set.of("McpdRelayDeadLetters", "McpdRelayDeadLettersGrowing", "McpdRelayExpired")),
+                "and a case where it does not: " + quiet);
+    }
+
     @Test
     void everyRuleIsAnAlertWithASeverityAndASummary() {
         rules().forEach((name, rule) -> {
@@ -225,6 +345,11 @@ class DashboardAndAlertsTest {
         assertTrue(expr("McpdRelayNoUpstreamReachable").contains("(mcpd_relay_upstream_up) == 0"));
         assertTrue(expr("McpdRelayNotReady").contains("(mcpd_relay_upstream_up) == 0")
                 && expr("McpdRelayNotReady").contains(">= " + eightyPercent));
+        assertTrue(expr("McpdRelayDeadLettersGrowing").contains("delta(mcpd_relay_dead_letters[1h])")
+                && expr("McpdRelayDeadLettersGrowing").endsWith("> 0"));
+        assertEquals("1h", String.valueOf(rules().get("McpdRelayDeadLettersGrowing").get("for")),
+                "dead/ has grown for an hour");
+        assertEquals("sum by (job, instance) (increase(mcpd_relay_expired_total[15m])) > 0", expr("McpdRelayExpired"));
         assertTrue(DeployFiles.read(ALERTS).contains("1073741824 bytes (1 GiB, the default)"),
                 "the threshold's bound is documented");
         assertEquals(1073741824L, Options.SPOOL_MAX_BYTES.defaultValue().orElseThrow());

@@ -137,7 +137,8 @@ class HelmChartTest {
                 "relay.upstreamKey.secretName", "relay.spoolMaxBytes", "relay.workers", "relay.maxInFlight",
                 "relay.batchMaxEntries", "relay.batchMaxBytes", "relay.health.probePath",
                 "relay.health.probeIntervalSeconds", "relay.health.probeTimeoutSeconds", "relay.health.healthyThreshold",
-                "relay.health.unhealthyThreshold", "relay.persistence.size",
+                "relay.health.unhealthyThreshold", "relay.deadLetters.retryableStatus", "relay.deadLetters.spoolMaxAge",
+                "relay.persistence.size",
                 "relay.persistence.storageClass", "relay.resources", "collector.data.secretName",
                 "collector.ingestKey.secretName", "collector.quotaPerMinute", "podDisruptionBudget.enabled",
                 "serviceMonitor.enabled")) {
@@ -216,6 +217,25 @@ class HelmChartTest {
             "MCPD_MAX_BODY_BYTES", "maxBodyBytes",
             "MCPD_REQUEST_TIMEOUT_SECONDS", "requestTimeoutSeconds");
 
+    /** The ConfigMap lines written only when their value is set (not empty), and the value each is made of. */
+    static final Map<String, String> OPTIONAL_RELAY_SETTINGS = Map.of(
+            "MCPD_RETRYABLE_STATUS", "relay.deadLetters.retryableStatus",
+            "MCPD_SPOOL_MAX_AGE", "relay.deadLetters.spoolMaxAge");
+
+    /** The optional relay settings as configmap.yaml writes them: absent when empty, a list joined with commas. */
+    private static Map<String, String> optionalRelayEnvironment(Map<String, Object> values) {
+        Map<String, String> environment = new TreeMap<>();
+        OPTIONAL_RELAY_SETTINGS.forEach((variable, path) -> {
+            Object value = at(values, path);
+            String text = value instanceof List<?> list
+                    ? list.stream().map(String::valueOf).collect(Collectors.joining(",")) : String.valueOf(value);
+            if (value != null && !text.isEmpty()) {
+                environment.put(variable, text);
+            }
+        });
+        return environment;
+    }
+
     /** The environment a pod of the role gets from these values, as configmap.yaml and the Secrets make it. */
     private static Map<String, String> podEnvironment(Map<String, Object> values, Map<String, String> settings,
                                                       boolean relay) {
@@ -229,6 +249,7 @@ class HelmChartTest {
         if (relay) {
             environment.put("MCPD_DATA", "/data/mcpd.db");
             environment.put("MCPD_SPOOL_DIR", "/data/mcpd.spool");
+            environment.putAll(optionalRelayEnvironment(values));
         } else if (!String.valueOf(at(values, "collector.data.secretName")).isEmpty()) {
             environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd"); // the Secret's URL
         } else {
@@ -249,6 +270,49 @@ class HelmChartTest {
                 "the upstreams are joined with commas, in order");
         assertTrue(configMap.contains("MCPD_LISTEN: {{ printf \"0.0.0.0:%d\" (int .Values.port) | quote }}"));
         assertTrue(configMap.contains("MCPD_DATA: \"/data/mcpd.db\"") && configMap.contains("MCPD_SPOOL_DIR: \"/data/mcpd.spool\""));
+    }
+
+    @Test
+    void theDeadLetterSettingsAreWrittenOnlyWhenSet() {
+        String configMap = template("configmap.yaml");
+        assertTrue(configMap.contains("""
+                  {{- with .Values.relay.deadLetters.retryableStatus }}
+                  MCPD_RETRYABLE_STATUS: {{ if kindIs "slice" . }}{{ join "," . | quote }}{{ else }}{{ . | quote }}{{ end }}
+                  {{- end }}
+                  {{- with .Values.relay.deadLetters.spoolMaxAge }}
+                  MCPD_SPOOL_MAX_AGE: {{ . | quote }}
+                  {{- end }}
+                """), "a list of codes is joined with commas, a string written as it is, neither when empty");
+        assertTrue(configMap.indexOf("MCPD_SPOOL_MAX_AGE") < configMap.indexOf("{{- else }}"), "in relay mode only");
+        assertEquals(List.of(), at(values(), "relay.deadLetters.retryableStatus"), "by default none: mcpd's default");
+        assertEquals("", at(values(), "relay.deadLetters.spoolMaxAge"), "by default nothing expires");
+        assertEquals(Map.of(), optionalRelayEnvironment(values()));
+    }
+
+    @Test
+    void theRealCliTakesTheDeadLetterSettingsAsTheChartWritesThem() {
+        Map<String, Object> core = merged(values(), example("region-core"));
+        DeployFiles.CliRun defaults = DeployFiles.mcpd(podEnvironment(core, RELAY_SETTINGS, true), "config");
+        assertEquals(0, defaults.status(), defaults.err());
+        assertTrue(defaults.section("dead letters").contains("(but 408, 429)")
+                && defaults.section("dead letters").endsWith("nothing expires"), defaults.out());
+        for (Object codes : List.of(List.of(409, 425), "409,425")) {
+            Map<String, Object> deadLetters = new LinkedHashMap<>();
+            deadLetters.put("retryableStatus", codes);
+            deadLetters.put("spoolMaxAge", "7d");
+            Map<String, Object> values = merged(core, Map.of("relay", Map.of("deadLetters", deadLetters)));
+            Map<String, String> environment = podEnvironment(values, RELAY_SETTINGS, true);
+            assertEquals("409,425", environment.get("MCPD_RETRYABLE_STATUS"), "from " + codes);
+            assertEquals("7d", environment.get("MCPD_SPOOL_MAX_AGE"));
+            DeployFiles.CliRun relay = DeployFiles.mcpd(environment, "config");
+            assertEquals(0, relay.status(), codes + ": " + relay.err());
+            assertTrue(relay.section("dead letters").contains("(but 408, 409, 425, 429)"), relay.out());
+            assertTrue(relay.section("dead letters").contains("entries waiting over 7d expire into it"), relay.out());
+        }
+        Map<String, Object> refused = merged(core, Map.of("relay", Map.of("deadLetters",
+                Map.of("retryableStatus", List.of(429), "spoolMaxAge", ""))));
+        DeployFiles.CliRun run = DeployFiles.mcpd(podEnvironment(refused, RELAY_SETTINGS, true), "config");
+        assertTrue(run.status() != 0 && run.err().contains("429"), "429 is always retried already: " + run.err());
     }
 
     @Test
