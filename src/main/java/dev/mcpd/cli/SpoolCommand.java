@@ -3,6 +3,7 @@ package dev.mcpd.cli;
 import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Role;
+import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.SpoolReader;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -75,6 +76,7 @@ final class SpoolCommand implements Callable<Integer> {
             line(out, "damaged regions", Integer.toString(check.damagedRegions().size()));
             check.damagedRegions().forEach(damaged -> line(out, "damaged region", damaged));
             line(out, "dead letters", check.deadLetters() + " in dead/");
+            line(out, "replayed", new ReplayInbox(dir).waiting().entries() + " in replay/, for the relay to take");
             line(out, "corrupt files", check.corruptFiles() + " in corrupt/");
             line(out, "result", check.damaged()
                     ? "damaged: " + check.damagedRegions().size() + " damaged region(s), " + check.corruptFiles()

@@ -77,12 +77,23 @@ public final class DeadLetters {
         rescan();
     }
 
+    /**
+     * Removes what a crash left: a file being written (its entry is still in the spool), and a credential or reason
+     * whose {@code .entry} a purge or replay had removed already (the entry is gone, or in replay/).
+     */
     private void removeHalfWritten() throws IOException {
-        try (Stream<Path> files = Files.list(dir)) {
-            for (Path file : files.toList()) {
-                String name = file.getFileName().toString();
-                if (name.startsWith(".") && name.endsWith(".tmp")) {
-                    Files.delete(file); // a write a crash interrupted; its entry is still in the spool
+        List<Path> files;
+        try (Stream<Path> listing = Files.list(dir)) {
+            files = listing.toList();
+        }
+        for (Path file : files) {
+            String name = file.getFileName().toString();
+            if (name.startsWith(".") && name.endsWith(".tmp")) {
+                Files.delete(file);
+            } else if ((name.endsWith(CREDENTIAL) || name.endsWith(WHY)) && !name.startsWith(".")) {
+                String base = name.substring(0, name.lastIndexOf('.'));
+                if (!Files.exists(dir.resolve(base + ENTRY))) {
+                    Files.delete(file);
                 }
             }
         }

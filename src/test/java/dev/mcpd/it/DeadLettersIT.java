@@ -161,6 +161,53 @@ class DeadLettersIT {
         }
     }
 
+    @Test
+    void onAStoppedRelaysSpoolTheCommandsWorkAndTheNextStartTakesWhatWasReplayed() throws Exception {
+        byte[] gzipped = dev.mcpd.testing.OtlpTelemetry.gzip("{\"events\":[{\"n\":1}]}".getBytes());
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> Answer.status(404).withBody("no such tenant"))) {
+            int port = PackagedJar.freePort();
+            try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), relayArgs(port, upstream))) {
+                HttpResponse<String> answer = client.send(HttpRequest.newBuilder(relay.uri("/v1/ingest"))
+                        .header("Content-Type", "application/json").header("Content-Encoding", "gzip")
+                        .header("x-mcpd-key", "sender-key").header("Idempotency-Key", "key-gz")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(gzipped)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertEquals(202, answer.statusCode(), answer.body());
+                post(relay, "key-plain", "application/json", "{\"events\":[]}".getBytes(), null);
+                await().atMost(SOON).until(() -> deadCount(relay) == 2);
+                assertEquals(0, relay.terminate());
+            }
+            List<JsonNode> letters = listJson();
+            assertEquals("gzip", letters.get(0).get("contentEncoding").asText());
+            assertEquals(404, letters.get(0).get("status").asInt());
+            PackagedJar.Result show = dead("show", letters.get(0).get("seq").asText());
+            assertEquals(0, show.status(), show.toString());
+            assertTrue(show.out().contains("answer           no such tenant"), show.out());
+            assertFalse(show.out().contains("sender-key"), "never the credential: " + show.out());
+
+            PackagedJar.Result replay = dead("replay", letters.get(0).get("seq").asText());
+            assertEquals(0, replay.status(), replay.toString());
+            assertTrue(replay.out().contains("no relay runs on this spool; it takes them into its spool when it"
+                    + " starts"), replay.out());
+            PackagedJar.Result purge = dead("purge", letters.get(1).get("seq").asText());
+            assertEquals("purged 1 dead letter(s)", purge.out().strip());
+
+            Set<String> took = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            upstream.answer(taking(took));
+            try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), relayArgs(port, upstream))) {
+                await().atMost(SOON).until(() -> took.contains("key-gz"));
+                TestUpstream.Received again = upstream.received().stream()
+                        .filter(r -> "key-gz".equals(r.header("Idempotency-Key")))
+                        .reduce((a, b) -> b).orElseThrow();
+                assertArrayEquals(gzipped, again.body(), "still compressed, byte for byte");
+                assertEquals("gzip", again.header("Content-Encoding"));
+                assertEquals("sender-key", again.header("x-mcpd-key"), "the sender's credential went with it");
+                assertFalse(took.contains("key-plain"), "a purged one is gone for good");
+                assertEquals(0, deadCount(relay));
+            }
+        }
+    }
+
     /** Dead-letters {@code n} requests and returns their keys. */
     private List<String> deadLetter(PackagedJar relay, int n) throws Exception {
         List<String> keys = new ArrayList<>();
