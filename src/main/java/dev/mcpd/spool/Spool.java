@@ -175,8 +175,8 @@ public final class Spool implements Closeable {
     /** As {@link #open(Path, Options)}, writing through {@code channels} (tests: a disk that fails). */
     static Spool open(Path dir, Options options, WriteChannels channels) throws IOException {
         SpoolFiles.createDirectory(dir);
-        SpoolLock ownership = SpoolLock.tryAcquire(dir).orElseThrow(() -> new IOException("the spool at " + dir
-                + " is open in another relay (it holds " + SpoolLock.FILE + "): one relay per spool directory"));
+        SpoolLock ownership = SpoolLock.tryAcquire(dir).orElseThrow(() -> new IOException(
+                "another relay has it open (" + SpoolLock.FILE + " is locked): one relay per spool directory"));
         try {
             Spool spool = new Spool(dir, options, channels);
             spool.ownership = ownership;

@@ -123,8 +123,8 @@ class ReplayInboxTest {
         try (Spool spool = Spool.open(dir)) {
             assertTrue(SpoolLock.heldByARelay(dir));
             java.io.IOException refused = assertThrows(java.io.IOException.class, () -> Spool.open(dir));
-            assertEquals("the spool at " + dir + " is open in another relay (it holds spool.lock): one relay per"
-                    + " spool directory", refused.getMessage());
+            assertEquals("another relay has it open (spool.lock is locked): one relay per spool directory",
+                    refused.getMessage());
         }
         assertFalse(SpoolLock.heldByARelay(dir));
         Spool.open(dir).close();
