@@ -175,7 +175,8 @@ class DeadLettersIT {
                 assertEquals(202, answer.statusCode(), answer.body());
                 post(relay, "key-plain", "application/json", "{\"events\":[]}".getBytes(), null);
                 await().atMost(SOON).until(() -> deadCount(relay) == 2);
-                assertEquals(0, relay.terminate());
+                int status = relay.terminate();
+                assertTrue(status == 0 || status == 128 + 15, "SIGTERM ends the relay normally, got " + status);
             }
             List<JsonNode> letters = listJson();
             assertEquals("gzip", letters.get(0).get("contentEncoding").asText());
