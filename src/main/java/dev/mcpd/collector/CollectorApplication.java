@@ -31,19 +31,29 @@ public final class CollectorApplication implements AutoCloseable {
         } catch (RoleHost.StartFailure e) {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
+        } catch (dev.mcpd.config.ConfigException e) {
+            System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used
+            return 2;
         }
         return RoleHost.runUntilStopped(collector.main, "collector");
     }
 
     /** Starts the collector and returns once it serves. */
     public static CollectorApplication start(McpdConfig config) {
+        // The listener first: a TLS file it cannot use is one line before the store is opened.
+        RoleHost server = RoleHost.forRole("serve", CollectorBeans.PATHS, config);
         CollectorBeans beans;
         try {
             beans = CollectorBeans.open(config);
         } catch (StoreUnavailable e) {
+            server.discard();
             throw new RoleHost.StartFailure(e.getMessage(), e);
+        } catch (RuntimeException e) {
+            server.discard();
+            throw e;
         }
-        RoleHost server = RoleHost.forRole("serve", CollectorBeans.PATHS, config).closeWith(beans);
+        server.closeWith(beans);
+        server.tlsReload().bindTo(beans.registry());
         beans.bindTo(server::bind);
         Main main = server.start();
         LOG.info("collector listening on {}, archiving in {}", config.listen(), beans.store().location().describe());

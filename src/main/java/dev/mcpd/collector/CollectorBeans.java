@@ -69,4 +69,9 @@ public final class CollectorBeans implements AutoCloseable {
     public void close() {
         store.close();
     }
+
+    /** The collector's meter registry. */
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
 }

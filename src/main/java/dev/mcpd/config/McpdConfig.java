@@ -50,6 +50,7 @@ import java.util.stream.Collectors;
  * @param retryableStatuses 4xx statuses retried like a 5xx rather than dead-lettered ({@code --retryable-status})
  * @param spoolMaxAge    an entry waiting longer moves to dead/ as expired; empty: nothing expires
  *                       ({@code --spool-max-age})
+ * @param tls            the PEM files of the listener's HTTPS and of the relay's TLS to its upstreams (SPEC §12)
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
@@ -76,6 +77,7 @@ public record McpdConfig(
         int unhealthyThreshold,
         Set<Integer> retryableStatuses,
         Optional<Duration> spoolMaxAge,
+        TlsFiles tls,
         long quotaPerMinute,
         Optional<Path> routes) {
 
@@ -130,6 +132,7 @@ public record McpdConfig(
         check(Options.UNHEALTHY_THRESHOLD, () -> checkThreshold(unhealthyThreshold));
         Objects.requireNonNull(retryableStatuses, "retryableStatuses");
         Objects.requireNonNull(spoolMaxAge, "spoolMaxAge");
+        Objects.requireNonNull(tls, "tls");
         for (int status : retryableStatuses) {
             check(Options.RETRYABLE_STATUS, () -> checkRetryableStatus(status));
         }
@@ -176,6 +179,9 @@ public record McpdConfig(
                 given.value(Options.UNHEALTHY_THRESHOLD),
                 given.single(Options.RETRYABLE_STATUS).orElse(Set.of()),
                 given.single(Options.SPOOL_MAX_AGE),
+                new TlsFiles(given.single(Options.TLS_CERT), given.single(Options.TLS_KEY),
+                        given.single(Options.TLS_CLIENT_CA), given.single(Options.UPSTREAM_CA),
+                        given.single(Options.UPSTREAM_CLIENT_CERT), given.single(Options.UPSTREAM_CLIENT_KEY)),
                 given.value(Options.QUOTA_PER_MINUTE),
                 given.single(Options.ROUTES));
     }
@@ -242,6 +248,7 @@ public record McpdConfig(
                 section("dead letters", "4xx answers (but " + retriedClientErrors() + ") kept in "
                         + relaySpoolDir().resolve("dead") + "; " + spoolMaxAge.map(age -> "entries waiting over "
                                 + DurationText.format(age) + " expire into it").orElse("nothing expires")),
+                section("tls", tls.describe()),
                 section("routes", routes.map(dir -> "built-in and " + dir + "/*.camel.yaml")
                         .orElse("built-in only")));
     }

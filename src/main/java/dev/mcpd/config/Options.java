@@ -76,6 +76,24 @@ public final class Options {
     public static final Option<Duration> SPOOL_MAX_AGE = Option.withoutDefault("--spool-max-age", "DURATION",
             "an entry waiting longer (e.g. 24h) moves to dead/ as expired, kept and replayable", "none: nothing"
                     + " expires", text -> McpdConfig.checkSpoolMaxAge(DurationText.parse(text)), Role.RELAY);
+    public static final Option<Path> TLS_CERT = Option.withoutDefault("--tls-cert", "FILE",
+            "the listener's certificate chain (PEM): HTTPS only, HTTP/1.1 and HTTP/2 by ALPN; with --tls-key; files"
+                    + " changed on disk are used for new connections within 10 s", "none: plain HTTP",
+            TlsFiles::readableFile, Role.RELAY, Role.SERVE);
+    public static final Option<Path> TLS_KEY = Option.withoutDefault("--tls-key", "FILE",
+            "the private key of --tls-cert (PEM, PKCS#8 or PKCS#1)", "none", TlsFiles::readableFile, Role.RELAY,
+            Role.SERVE);
+    public static final Option<Path> TLS_CLIENT_CA = Option.withoutDefault("--tls-client-ca", "FILE",
+            "authorities (PEM): senders must present a certificate one of them signed (mutual TLS)", "none",
+            TlsFiles::readableFile, Role.RELAY, Role.SERVE);
+    public static final Option<Path> UPSTREAM_CA = Option.withoutDefault("--upstream-ca", "FILE",
+            "authorities (PEM) trusted for https:// upstreams, instead of the JDK's trust store", "none: the JDK's",
+            TlsFiles::readableFile, Role.RELAY);
+    public static final Option<Path> UPSTREAM_CLIENT_CERT = Option.withoutDefault("--upstream-client-cert", "FILE",
+            "certificate chain (PEM) the relay presents to https:// upstreams that ask for one; with"
+                    + " --upstream-client-key", "none", TlsFiles::readableFile, Role.RELAY);
+    public static final Option<Path> UPSTREAM_CLIENT_KEY = Option.withoutDefault("--upstream-client-key", "FILE",
+            "the private key of --upstream-client-cert (PEM)", "none", TlsFiles::readableFile, Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
@@ -88,7 +106,8 @@ public final class Options {
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
             BATCH_MAX_BYTES, PROBE_PATH, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
-            UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, QUOTA_PER_MINUTE, ROUTES);
+            UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, TLS_CERT, TLS_KEY, TLS_CLIENT_CA, UPSTREAM_CA,
+            UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, ROUTES);
 
     private Options() {
     }

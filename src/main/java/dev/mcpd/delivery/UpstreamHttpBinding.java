@@ -39,10 +39,12 @@ public final class UpstreamHttpBinding extends DefaultVertxHttpBinding {
     private final UpstreamBoard board;
     private final int maxInFlight;
     private final Map<String, WebClient> clients = new ConcurrentHashMap<>();
+    private final UpstreamTls upstreamTls;
 
-    public UpstreamHttpBinding(UpstreamBoard board, int maxInFlight) {
+    public UpstreamHttpBinding(UpstreamBoard board, int maxInFlight, UpstreamTls tls) {
         this.board = board;
         this.maxInFlight = maxInFlight;
+        this.upstreamTls = tls;
     }
 
     @Override
@@ -54,8 +56,12 @@ public final class UpstreamHttpBinding extends DefaultVertxHttpBinding {
         RequestOptions options = new RequestOptions().setHost(url.getHost())
                 .setPort(url.getPort() >= 0 ? url.getPort() : tls ? 443 : 80).setSsl(tls).setURI(target);
         UpstreamOffer.Http2 http2 = board.offer(upstream).http2();
-        WebClient client = clients.computeIfAbsent(upstream.order() + " " + http2,
-                key -> WebClient.create(endpoint.getComponent().getVertx(), clientOptions(http2)));
+        WebClient client = clients.computeIfAbsent(upstream.order() + " " + http2, key -> {
+            WebClient made = WebClient.create(endpoint.getComponent().getVertx(), upstreamTls.applyTo(clientOptions(http2)));
+            // New files (a renewed client certificate, a new CA) for new connections; open ones keep theirs.
+            upstreamTls.onChange(ssl -> made.updateSSLOptions(ssl, true));
+            return made;
+        });
         Shipment shipment = DeliveryExchange.shipment(exchange);
         HttpMethod method = shipment.batch() ? HttpMethod.POST : HttpMethod.valueOf(shipment.first().request().method());
         HttpRequest<Buffer> request = client.request(method, options);

@@ -42,16 +42,26 @@ public final class UpstreamProbe implements Processor {
     private final String path;
     private final Duration timeout;
     private final Duration interval;
-    private final HttpClient http;
+    private volatile HttpClient http;
     /** The first round checks every upstream at once: delivery waits for it to know what each speaks. */
     private volatile boolean firstRound = true;
 
-    public UpstreamProbe(UpstreamBoard board, String path, Duration timeout, Duration interval) {
+    public UpstreamProbe(UpstreamBoard board, String path, Duration timeout, Duration interval, UpstreamTls tls) {
         this.board = board;
         this.path = path;
         this.timeout = timeout;
         this.interval = interval;
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).build();
+        if (tls.configured()) {
+            // Checked with the files delivery uses; a client made again when they change (the JDK's keeps its own).
+            this.http = client(tls.sslContext(context -> http = client(context)));
+        } else {
+            this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).build();
+        }
+    }
+
+    private HttpClient client(javax.net.ssl.SSLContext context) {
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).sslContext(context)
+                .build();
     }
 
     @Override

@@ -39,11 +39,14 @@ final class ListenerVertx extends VertxWrapper {
 
     private final Duration idleTimeout;
     private final FrontDoor.RefusalLog refusals;
+    private final java.util.Optional<ListenerTls> tls;
 
-    private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals) {
+    private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals,
+                          java.util.Optional<ListenerTls> tls) {
         super(delegate);
         this.idleTimeout = idleTimeout;
         this.refusals = refusals;
+        this.tls = tls;
     }
 
     /**
@@ -54,8 +57,9 @@ final class ListenerVertx extends VertxWrapper {
         return requestTimeout.multipliedBy(2);
     }
 
-    static ListenerVertx create(VertxOptions options, Duration idleTimeout, FrontDoor.RefusalLog refusals) {
-        return new ListenerVertx((VertxInternal) Vertx.vertx(options), idleTimeout, refusals);
+    static ListenerVertx create(VertxOptions options, Duration idleTimeout, FrontDoor.RefusalLog refusals,
+                                java.util.Optional<ListenerTls> tls) {
+        return new ListenerVertx((VertxInternal) Vertx.vertx(options), idleTimeout, refusals, tls);
     }
 
     Duration idleTimeout() {
@@ -68,7 +72,10 @@ final class ListenerVertx extends VertxWrapper {
                 .setIdleTimeout((int) Math.max(1, idleTimeout.toMillis())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
                 .setHttp2ConnectionWindowSize(Http2Windows.CONNECTION);
         ours.setInitialSettings(new Http2Settings(ours.getInitialSettings()).setInitialWindowSize(Http2Windows.STREAM));
-        return new BehindFrontDoor(super.createHttpServer(ours));
+        tls.ifPresent(listener -> listener.applyTo(ours));
+        HttpServer server = super.createHttpServer(ours);
+        tls.ifPresent(listener -> listener.serving(server));
+        return new BehindFrontDoor(server);
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import org.apache.camel.main.BaseMainSupport;
@@ -40,6 +41,7 @@ public final class RoleHost {
     private final Main main = new Main();
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final ListenerVertx vertx;
+    private final TlsReload tlsReload = new TlsReload();
     private volatile ServingGate gate;
     private final Map<String, Handler<RoutingContext>> ownGets = new ConcurrentHashMap<>();
     /** Set by the first sign of a stop (SIGTERM, SIGINT), even while the server is still starting. */
@@ -54,9 +56,13 @@ public final class RoleHost {
                         + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
-        bindShared(config, paths, main::bind);
+        // Read (and checked: a bad file is a ConfigException) before any thread or resource is made.
+        Optional<ListenerTls> listenerTls = ListenerTls.read(config.tls());
+        listenerTls.ifPresent(tlsReload::watch);
+        bindShared(config, paths, main::bind, tlsReload);
         vertx = ListenerVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
-                ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal);
+                ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
+                listenerTls);
         main.bind("vertx", vertx);
         // Camel Main's SIGTERM hook runs this first: from now on the port answers "stopping". A signal that comes while
         // Camel is still starting would otherwise be noticed only after start-up, and Camel's hook would wait up to
@@ -89,6 +95,12 @@ public final class RoleHost {
      * binds into its own registry).
      */
     public static void bindShared(McpdConfig config, RolePaths paths, BiConsumer<String, Object> bind) {
+        bindShared(config, paths, bind, new TlsReload());
+    }
+
+    private static void bindShared(McpdConfig config, RolePaths paths, BiConsumer<String, Object> bind,
+                                   TlsReload tlsReload) {
+        bind.accept("tlsReload", tlsReload);
         bind.accept("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
         bind.accept("answerHeaders", new AnswerHeaderPolicy());
         bind.accept("ingestTargetCheck", new IngestTargetCheck(paths));
@@ -109,6 +121,11 @@ public final class RoleHost {
     public RoleHost ownGet(String path, Handler<RoutingContext> handler) {
         ownGets.put(path, handler);
         return this;
+    }
+
+    /** The TLS files this server watches (its listener's); a role adds its own uses (the relay's upstreams). */
+    public TlsReload tlsReload() {
+        return tlsReload;
     }
 
     /** Makes a bean available to the routes under its name. */
@@ -132,6 +149,12 @@ public final class RoleHost {
     public RoleHost closeWith(AutoCloseable resource) {
         resources.add(resource);
         return this;
+    }
+
+    /** Gives up a server that will not be started (its role's resources could not be opened). */
+    public void discard() {
+        closeResources();
+        vertx.close();
     }
 
     /** Starts and returns once the port answers; on any failure everything is closed again. */

@@ -69,6 +69,9 @@ public final class RelayApplication implements AutoCloseable {
         } catch (RoleHost.StartFailure e) {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
+        } catch (dev.mcpd.config.ConfigException e) {
+            System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used
+            return 2;
         }
         return RoleHost.runUntilStopped(relay.main, "relay");
     }
@@ -80,14 +83,21 @@ public final class RelayApplication implements AutoCloseable {
 
     /** Starts the relay, tuned, and returns once it serves. */
     public static RelayApplication start(McpdConfig config, Tuning tuning) {
+        // The listener first: a TLS file it cannot use is one line before anything else is opened.
+        RoleHost server = RoleHost.forRole("relay", RelayBeans.PATHS, config);
         RelayBeans beans;
         try {
             beans = RelayBeans.open(config, tuning);
         } catch (IOException e) {
+            server.discard();
             throw new RoleHost.StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": "
                     + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            server.discard();
+            throw e;
         }
-        RoleHost server = RoleHost.forRole("relay", RelayBeans.PATHS, config).closeWith(beans);
+        server.closeWith(beans);
+        server.tlsReload().watch(beans.upstreamTls()).bindTo(beans.metrics());
         beans.bindTo(server::bind);
         beans.ownGets().forEach(server::ownGet);
         beans.properties().forEach(server::property);

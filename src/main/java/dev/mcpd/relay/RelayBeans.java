@@ -21,6 +21,7 @@ import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttpBinding;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
+import dev.mcpd.delivery.UpstreamTls;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
@@ -69,16 +70,19 @@ public final class RelayBeans implements AutoCloseable {
     private final EntryFates fates = new EntryFates();
     private final SpoolExpiry expiry;
     private final ReplayInbox replayInbox;
+    private final UpstreamTls upstreamTls;
 
-    private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters) {
+    private RelayBeans(McpdConfig config, RelayApplication.Tuning tuning, Spool spool, DeadLetters deadLetters,
+                       UpstreamTls upstreamTls) {
         this.config = config;
+        this.upstreamTls = upstreamTls;
         this.tuning = tuning;
         this.spool = spool;
         this.deadLetters = deadLetters;
         this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
                 config.maxInFlight(), UpstreamBoard.DEFAULT_TIMEOUT, config.healthyThreshold(),
                 config.unhealthyThreshold());
-        this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight());
+        this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight(), upstreamTls);
         this.workers = new DeliveryWorkers(config.workers());
         // Receive times are the wall clock's (the ingest route's), so their age is too.
         this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, InstantSource.system());
@@ -90,9 +94,10 @@ public final class RelayBeans implements AutoCloseable {
 
     /** Opens the spool (recovering what an earlier run left) and its dead letters. */
     public static RelayBeans open(McpdConfig config, RelayApplication.Tuning tuning) throws IOException {
+        UpstreamTls upstreamTls = UpstreamTls.read(config.tls()); // a bad file: one line, before the spool opens
         Spool spool = Spool.open(config.relaySpoolDir(), Spool.Options.unbounded().withMaxBytes(config.spoolMaxBytes()));
         try {
-            return new RelayBeans(config, tuning, spool, new DeadLetters(config.relaySpoolDir()));
+            return new RelayBeans(config, tuning, spool, new DeadLetters(config.relaySpoolDir()), upstreamTls);
         } catch (IOException | RuntimeException e) {
             spool.close();
             throw e;
@@ -121,7 +126,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spoolExpiry", expiry);
         bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
         bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.probeTimeout(),
-                probeInterval()));
+                probeInterval(), upstreamTls));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
@@ -157,6 +162,16 @@ public final class RelayBeans implements AutoCloseable {
     /** The relay's GET endpoints served by Vert.x handlers of their own: {@code /relay/sync}, whose callers wait. */
     public Map<String, Handler<RoutingContext>> ownGets() {
         return Map.of(RelaySync.PATH, relaySync);
+    }
+
+    /** The relay's TLS to its upstreams, which the server's TLS reload watches beside its listener's. */
+    public UpstreamTls upstreamTls() {
+        return upstreamTls;
+    }
+
+    /** The relay's meter registry. */
+    public PrometheusMeterRegistry metrics() {
+        return metrics;
     }
 
     public UpstreamBoard board() {

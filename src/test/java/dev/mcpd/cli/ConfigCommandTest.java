@@ -47,6 +47,7 @@ class ConfigCommandTest {
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
+                "tls             listener plain HTTP; https:// upstreams trusted by the JDK's trust store",
                 "routes          built-in only"), run.outLines());
         assertEquals("", run.err());
     }
@@ -70,6 +71,7 @@ class ConfigCommandTest {
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in /s/relay/dead; nothing expires",
+                "tls             listener plain HTTP; https:// upstreams trusted by the JDK's trust store",
                 "routes          built-in only"), after.outLines());
     }
 

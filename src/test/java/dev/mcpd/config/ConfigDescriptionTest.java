@@ -25,6 +25,7 @@ class ConfigDescriptionTest {
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
+                "tls             listener plain HTTP; https:// upstreams trusted by the JDK's trust store",
                 "routes          built-in only"), McpdConfig.fromEnvironment(Map.of()).describe());
     }
 

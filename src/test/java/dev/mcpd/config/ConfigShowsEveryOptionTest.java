@@ -15,6 +15,21 @@ class ConfigShowsEveryOptionTest {
     @TempDir
     Path routes;
 
+    private static final Map<Option<?>, List<Option<?>>> PARTNERS = Map.of(
+            Options.TLS_CERT, List.of(Options.TLS_KEY), Options.TLS_KEY, List.of(Options.TLS_CERT),
+            Options.TLS_CLIENT_CA, List.of(Options.TLS_CERT, Options.TLS_KEY),
+            Options.UPSTREAM_CLIENT_CERT, List.of(Options.UPSTREAM_CLIENT_KEY),
+            Options.UPSTREAM_CLIENT_KEY, List.of(Options.UPSTREAM_CLIENT_CERT));
+
+    /** A file the TLS options can name (what it holds is read when the listener starts, not by mcpd config). */
+    private String pem(String name) {
+        try {
+            return java.nio.file.Files.writeString(routes.resolve(name), "pem").toString();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     @Test
     void aValueOtherThanTheDefaultChangesTheDescription() {
         Map<Option<?>, String> samples = Map.ofEntries(
@@ -38,13 +53,23 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.BATCH_MAX_BYTES, "256KiB"),
                 Map.entry(Options.RETRYABLE_STATUS, "409"),
                 Map.entry(Options.SPOOL_MAX_AGE, "7d"),
+                Map.entry(Options.TLS_CERT, pem("cert.pem")),
+                Map.entry(Options.TLS_KEY, pem("key.pem")),
+                Map.entry(Options.TLS_CLIENT_CA, pem("clients.pem")),
+                Map.entry(Options.UPSTREAM_CA, pem("upstreams.pem")),
+                Map.entry(Options.UPSTREAM_CLIENT_CERT, pem("client.pem")),
+                Map.entry(Options.UPSTREAM_CLIENT_KEY, pem("client.key")),
                 Map.entry(Options.QUOTA_PER_MINUTE, "600"),
                 Map.entry(Options.ROUTES, routes.toString()));
         List<String> defaults = McpdConfig.from(Map.of(), Map.of()).describe();
         for (Option<?> option : Options.ALL) {
             String sample = samples.get(option);
             assertNotNull(sample, "a sample value for " + option + ": a new option must show in mcpd config too");
-            List<String> given = McpdConfig.from(Map.of(option, List.of(sample)), Map.of()).describe();
+            Map<Option<?>, List<String>> flags = new java.util.HashMap<>(Map.of(option, List.of(sample)));
+            // Files that go together are given together (the listener's TLS needs a certificate and its key).
+            PARTNERS.getOrDefault(option, List.of()).forEach(partner -> flags.putIfAbsent(partner,
+                    List.of(samples.get(partner))));
+            List<String> given = McpdConfig.from(flags, Map.of()).describe();
             assertNotEquals(defaults, given, option + " " + sample + " does not show in mcpd config");
         }
     }
