@@ -52,7 +52,7 @@ public final class TlsMaterial {
                 privateKey = (PrivateKey) store.getKey(alias, io.vertx.core.net.impl.KeyStoreHelper.DUMMY_PASSWORD.toCharArray());
             } catch (Exception e) {
                 throw new ConfigException("invalid value for " + option + ": " + keyFile + " holds no private key"
-                        + " in PEM (PKCS#8 \"PRIVATE KEY\" or PKCS#1 \"RSA PRIVATE KEY\"): " + RootCause.oneLine(e));
+                        + " in PEM (PKCS#8, PKCS#1 RSA or SEC1 EC)");
             }
             if (!matches(privateKey, chain.get(0))) {
                 throw new ConfigException("invalid value for " + option + ": the key in " + keyFile + " is not the"
