@@ -62,6 +62,14 @@ app.kubernetes.io/part-of: mcpd
 {{- if and (eq .Values.mode "collector") (not .Values.collector.data.secretName) }}true{{ end }}
 {{- end }}
 
+{{/*
+Whether the probes run the image's health check instead of asking over HTTP(S): "true" under mutual TLS, where the
+listener refuses a connection without a client certificate and the kubelet's HTTP probes present none; "" otherwise.
+*/}}
+{{- define "mcpd.probesRunTheHealthCheck" -}}
+{{- if and .Values.tls.secretName .Values.tls.requireClientCertificates }}true{{ end }}
+{{- end }}
+
 {{/* Refuses values that would deploy something that cannot work, with a message saying what to set. */}}
 {{- define "mcpd.validate" -}}
 {{- if not (has .Values.mode (list "relay" "collector")) }}
@@ -72,6 +80,9 @@ app.kubernetes.io/part-of: mcpd
 {{- end }}
 {{- if and (include "mcpd.collectorOnSqlite" .) (gt (int .Values.collector.replicaCount) 1) }}
 {{- fail "collector.replicaCount above 1 needs a shared PostgreSQL store (collector.data.secretName): an embedded SQLite file belongs to one pod" }}
+{{- end }}
+{{- if and .Values.tls.requireClientCertificates (not .Values.tls.secretName) }}
+{{- fail "tls.requireClientCertificates needs tls.secretName: a kubernetes.io/tls Secret whose ca.crt signs the senders' certificates" }}
 {{- end }}
 {{- end }}
 
@@ -159,24 +170,51 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       {{- end }}
+      {{- if include "mcpd.probesRunTheHealthCheck" . }}
+      # Mutual TLS (tls.requireClientCertificates): the listener refuses a connection without a client certificate,
+      # and the kubelet's HTTP probes present none. The image's health check asks the same paths over HTTPS and
+      # presents the pod's own certificate (MCPD_TLS_CERT, MCPD_TLS_KEY), which ca.crt signed.
+      startupProbe:
+        exec:
+          command: ["/opt/mcpd/bin/healthcheck", "/healthz"]
+        {{- toYaml .Values.probes.startup | nindent 8 }}
+      livenessProbe:
+        exec:
+          command: ["/opt/mcpd/bin/healthcheck", "/healthz"]
+        {{- toYaml .Values.probes.liveness | nindent 8 }}
+      readinessProbe:
+        exec:
+          command: ["/opt/mcpd/bin/healthcheck", "/readyz"]
+        {{- toYaml .Values.probes.readiness | nindent 8 }}
+      {{- else }}
       # Until the JVM and Camel serve, the other probes wait.
       startupProbe:
         httpGet:
           path: /healthz
           port: http
+          {{- if .Values.tls.secretName }}
+          scheme: HTTPS
+          {{- end }}
         {{- toYaml .Values.probes.startup | nindent 8 }}
       # /healthz answers 200 while the process serves: a failure means a hung process, restart it.
       livenessProbe:
         httpGet:
           path: /healthz
           port: http
+          {{- if .Values.tls.secretName }}
+          scheme: HTTPS
+          {{- end }}
         {{- toYaml .Values.probes.liveness | nindent 8 }}
       # /readyz: a full relay (or a collector without its store) leaves the Service until it can take requests.
       readinessProbe:
         httpGet:
           path: /readyz
           port: http
+          {{- if .Values.tls.secretName }}
+          scheme: HTTPS
+          {{- end }}
         {{- toYaml .Values.probes.readiness | nindent 8 }}
+      {{- end }}
       resources:
         {{- if eq .Values.mode "relay" }}
         {{- toYaml .Values.relay.resources | nindent 8 }}
@@ -192,9 +230,48 @@ spec:
         # The JVM, Vert.x and the SQLite driver write temporary files; the root filesystem is read-only.
         - name: tmp
           mountPath: /tmp
+        {{- if .Values.tls.secretName }}
+        # TLS files: each Secret a whole read-only volume (never a subPath, which the kubelet does not update), so a
+        # renewal replaces the files in place, and mcpd takes them within 10 s, without a restart.
+        - name: tls-listener
+          mountPath: /etc/mcpd/tls/listener
+          readOnly: true
+        {{- end }}
+        {{- if and (eq .Values.mode "relay") .Values.relay.upstreamTls.caSecretName }}
+        # Upstreams' authorities, and below the relay's client certificate: whole Secret volumes too.
+        - name: tls-upstream-ca
+          mountPath: /etc/mcpd/tls/upstream-ca
+          readOnly: true
+        {{- end }}
+        {{- if and (eq .Values.mode "relay") .Values.relay.upstreamTls.clientSecretName }}
+        - name: tls-upstream-client
+          mountPath: /etc/mcpd/tls/upstream-client
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir: {}
+    {{- if .Values.tls.secretName }}
+    # The listener's tls.crt, tls.key (and ca.crt): MCPD_TLS_CERT, MCPD_TLS_KEY (and MCPD_TLS_CLIENT_CA) name them.
+    - name: tls-listener
+      secret:
+        secretName: {{ .Values.tls.secretName | quote }}
+    {{- end }}
+    {{- if and (eq .Values.mode "relay") .Values.relay.upstreamTls.caSecretName }}
+    # The authorities trusted for upstreams, as ca.crt whatever their key in the Secret: MCPD_UPSTREAM_CA names it.
+    - name: tls-upstream-ca
+      secret:
+        secretName: {{ .Values.relay.upstreamTls.caSecretName | quote }}
+        items:
+          - key: {{ .Values.relay.upstreamTls.caKey | quote }}
+            path: ca.crt
+    {{- end }}
+    {{- if and (eq .Values.mode "relay") .Values.relay.upstreamTls.clientSecretName }}
+    # The client certificate for upstreams: MCPD_UPSTREAM_CLIENT_CERT and MCPD_UPSTREAM_CLIENT_KEY name its files.
+    - name: tls-upstream-client
+      secret:
+        secretName: {{ .Values.relay.upstreamTls.clientSecretName | quote }}
+    {{- end }}
     {{- if eq .Values.mode "collector" }}
     - name: data
       {{- if and (include "mcpd.collectorOnSqlite" .) .Values.collector.persistence.enabled }}

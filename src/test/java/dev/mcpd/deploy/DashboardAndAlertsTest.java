@@ -9,8 +9,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
+import dev.mcpd.collector.CollectorApplication;
+import dev.mcpd.http.TlsMaterial;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
+import dev.mcpd.testing.TestCertificates;
+import dev.mcpd.testing.TestConfig;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +26,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -34,7 +39,9 @@ import org.junit.jupiter.api.Test;
 /**
  * deploy/grafana/mcpd-relay.json and deploy/prometheus/alerts.yaml query only metrics a real relay exports: a relay
  * is started in this JVM, its GET /metrics read, and every mcpd_* name in the dashboard's queries and the rules'
- * expressions looked up among the families it served.
+ * expressions looked up among the families it served. The relay runs with TLS — HTTPS on its listener and a client
+ * certificate for its upstreams, certificates made by openssl — because mcpd_tls_certificate_expiry_seconds exists
+ * only where TLS is configured; its /metrics is read over HTTPS.
  */
 class DashboardAndAlertsTest {
 
@@ -45,28 +52,55 @@ class DashboardAndAlertsTest {
     private static RelayApplication relay;
     /** The metric names the relay serves: every sample's name, and every family named by # TYPE. */
     private static Set<String> exported;
+    /** The use labels of the relay's mcpd_tls_certificate_expiry_seconds samples. */
+    private static Set<String> tlsUses;
+    private static TestCertificates ca;
 
     @BeforeAll
     static void scrapeARealRelay() throws Exception {
         dir = Files.createTempDirectory("mcpd-deploy-metrics");
+        assertTrue(TestCertificates.available(), "openssl makes the certificates of the relay scraped here, whose TLS"
+                + " metric the rules read (.ci/run installs it)");
+        ca = TestCertificates.authority(dir.resolve("pki"), "internal");
+        TestCertificates.Pair listener = ca.server("relay", "relay.internal");
+        TestCertificates.Pair upstreamClient = ca.client("relay-client", "relay-0");
         int port = Ports.free();
         relay = RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
                 "MCPD_LISTEN", "127.0.0.1:" + port,
                 "MCPD_DATA", dir.resolve("mcpd.db").toString(),
-                "MCPD_UPSTREAMS", "http://127.0.0.1:9")));
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-                + "/metrics")).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, metrics.statusCode());
+                "MCPD_UPSTREAMS", "http://127.0.0.1:9",
+                "MCPD_TLS_CERT", listener.cert().toString(), "MCPD_TLS_KEY", listener.key().toString(),
+                "MCPD_UPSTREAM_CLIENT_CERT", upstreamClient.cert().toString(),
+                "MCPD_UPSTREAM_CLIENT_KEY", upstreamClient.key().toString())));
+        String body = scrape(port);
         exported = new TreeSet<>();
-        for (String line : metrics.body().split("\n")) {
+        tlsUses = new TreeSet<>();
+        for (String line : body.split("\n")) {
             if (line.startsWith("# TYPE ")) {
                 exported.add(line.split(" ")[2]);
             } else if (!line.isBlank() && !line.startsWith("#")) {
                 exported.add(line.split("[{ ]", 2)[0]);
+                tlsUses.addAll(useLabels(line));
             }
         }
+    }
+
+    /** GET /metrics over HTTPS, trusting the test's authority. */
+    private static String scrape(int port) throws Exception {
+        HttpClient https = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .sslContext(TlsMaterial.sslContext(Optional.empty(),
+                        Optional.of(TlsMaterial.Authorities.read("test", ca.caCert))))
+                .connectTimeout(Duration.ofSeconds(5)).build();
+        HttpResponse<String> metrics = https.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port
+                + "/metrics")).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, metrics.statusCode());
+        return metrics.body();
+    }
+
+    /** The use label of a mcpd_tls_certificate_expiry_seconds sample line; none for another line. */
+    private static Set<String> useLabels(String line) {
+        Matcher use = Pattern.compile("^mcpd_tls_certificate_expiry_seconds\\{(?:.*,)?use=\"([a-z]+)\"").matcher(line);
+        return use.find() ? Set.of(use.group(1)) : Set.of();
     }
 
     @AfterAll
@@ -312,14 +346,14 @@ class DashboardAndAlertsTest {
         }
         assertEquals(rules().keySet().stream().collect(Collectors.toCollection(TreeSet::new)), firing,
                 "every alert has a case where it fires");
-        assertTrue(quiet.containsAll(Set.of("McpdRelayDeadLetters", "McpdRelayDeadLettersGrowing", "McpdRelayExpired")),
-                "and a case where it does not: " + quiet);
+        assertTrue(quiet.containsAll(Set.of("McpdRelayDeadLetters", "McpdRelayDeadLettersGrowing", "McpdRelayExpired",
+                "McpdTlsCertificateExpiresSoon", "McpdTlsCertificateExpiring")), "and a case where it does not: " + quiet);
     }
 
     @Test
     void everyRuleIsAnAlertWithASeverityAndASummary() {
         rules().forEach((name, rule) -> {
-            assertTrue(name.matches("McpdRelay[A-Za-z0-9]+"), name);
+            assertTrue(name.matches("Mcpd(Relay|Tls)[A-Za-z0-9]+"), name);
             assertFalse(String.valueOf(rule.get("expr")).isBlank(), name + " expr");
             assertTrue(Set.of("critical", "warning", "info").contains(
                     DeployFiles.map(rule.get("labels"), name + " labels").get("severity")), name + " severity");
@@ -353,5 +387,83 @@ class DashboardAndAlertsTest {
         assertTrue(DeployFiles.read(ALERTS).contains("1073741824 bytes (1 GiB, the default)"),
                 "the threshold's bound is documented");
         assertEquals(1073741824L, Options.SPOOL_MAX_BYTES.defaultValue().orElseThrow());
+    }
+
+    // ---- TLS
+
+    @Test
+    void theRelayWithTlsExportsTheCertificateExpiryOfBothUses() {
+        assertTrue(exported.contains("mcpd_tls_certificate_expiry_seconds"), "exported: " + exported);
+        assertEquals(Set.of("listener", "upstream"), tlsUses,
+                "use=\"listener\" with --tls-cert, use=\"upstream\" with --upstream-client-cert");
+    }
+
+    /** The McpdTls* rules name no job: a collector (mcpd serve, job mcpd-collector) exports the metric too. */
+    @Test
+    void theTlsRulesWatchEveryCertificateOfBothRolesByInstanceAndUse() throws Exception {
+        String by = "min by (job, instance, use) (mcpd_tls_certificate_expiry_seconds)";
+        assertEquals(by + " < 14 * 86400", expr("McpdTlsCertificateExpiresSoon"));
+        assertEquals(by + " < 2 * 86400", expr("McpdTlsCertificateExpiring"));
+        Map<String, List<String>> expected = Map.of("McpdTlsCertificateExpiresSoon", List.of("10m", "warning"),
+                "McpdTlsCertificateExpiring", List.of("5m", "critical"));
+        expected.forEach((alert, forAndSeverity) -> {
+            Map<String, Object> rule = rules().get(alert);
+            assertEquals(forAndSeverity.get(0), String.valueOf(rule.get("for")), alert + " for");
+            assertEquals(forAndSeverity.get(1), DeployFiles.map(rule.get("labels"), alert).get("severity"), alert);
+            assertFalse(expr(alert).contains("job="), alert + " applies to relays and collectors alike");
+            String description = description(alert);
+            for (String text : List.of("{{ $labels.use }}", "{{ $value | humanizeDuration }}", "--tls-cert",
+                    "--upstream-client-cert", "cert-manager", "within 10 s", "without a restart")) {
+                assertTrue(description.contains(text) || String.valueOf(rule.get("annotations")).contains(text),
+                        alert + " says " + text + ": " + description);
+            }
+        });
+        // The collector's listener exports it as the relay's does, under the same name and label.
+        int port = Ports.free();
+        TestCertificates.Pair collectorCert = ca.server("collector", "collector.internal");
+        try (CollectorApplication collector = CollectorApplication.start(TestConfig.on(dir.resolve("collector.db"),
+                Map.of(), Map.of("MCPD_LISTEN", "127.0.0.1:" + port, "MCPD_TLS_CERT", collectorCert.cert().toString(),
+                        "MCPD_TLS_KEY", collectorCert.key().toString())))) {
+            Set<String> uses = new TreeSet<>();
+            scrape(port).lines().forEach(line -> uses.addAll(useLabels(line)));
+            assertEquals(Set.of("listener"), uses, "mcpd serve with --tls-cert");
+        }
+    }
+
+    @Test
+    void aTlsRowShowsHowLongEachCertificateHasLeft() throws Exception {
+        JsonNode dashboard = dashboard();
+        JsonNode row = panel(dashboard, "TLS");
+        assertEquals("row", row.path("type").asText());
+        String selector = "{job=~\"$job\", instance=~\"$instance\"}";
+        JsonNode perCertificate = panel(dashboard, "TLS certificate expiry");
+        assertEquals("timeseries", perCertificate.path("type").asText());
+        assertEquals("min by (instance, use) (mcpd_tls_certificate_expiry_seconds" + selector + ")",
+                perCertificate.path("targets").path(0).path("expr").asText());
+        JsonNode soonest = panel(dashboard, "Soonest certificate expiry");
+        assertEquals("stat", soonest.path("type").asText());
+        assertEquals("min(mcpd_tls_certificate_expiry_seconds" + selector + ")",
+                soonest.path("targets").path(0).path("expr").asText());
+        assertEquals("s", perCertificate.path("fieldConfig").path("defaults").path("unit").asText());
+        assertEquals("dtdurations", soonest.path("fieldConfig").path("defaults").path("unit").asText());
+        int right = 0;
+        for (JsonNode panel : List.of(soonest, perCertificate)) {
+            JsonNode grid = panel.path("gridPos");
+            assertEquals(row.path("gridPos").path("y").asInt() + 1, grid.path("y").asInt(), "under the row");
+            assertEquals(right, grid.path("x").asInt(), panel.path("title") + " follows the panel on its left");
+            right += grid.path("w").asInt();
+        }
+        assertEquals(24, right, "the row's panels fill its width");
+        // The thresholds are the alerts': orange under 14 days, red under 2.
+        List<Integer> steps = new java.util.ArrayList<>();
+        soonest.path("fieldConfig").path("defaults").path("thresholds").path("steps")
+                .forEach(step -> steps.add(step.path("value").isNull() ? null : step.path("value").asInt()));
+        assertEquals(java.util.Arrays.asList(null, 2 * 86400, 14 * 86400), steps);
+        for (JsonNode panel : dashboard.path("panels")) {
+            JsonNode grid = panel.path("gridPos");
+            assertTrue(grid.path("y").asInt() + grid.path("h").asInt() <= row.path("gridPos").path("y").asInt()
+                            || grid.path("y").asInt() >= row.path("gridPos").path("y").asInt(),
+                    panel.path("title") + " does not overlap the row");
+        }
     }
 }

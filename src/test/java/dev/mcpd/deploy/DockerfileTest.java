@@ -3,12 +3,14 @@ package dev.mcpd.deploy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Options;
 import dev.mcpd.deploy.DeployFiles.Instruction;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
+import dev.mcpd.testing.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -172,12 +174,90 @@ class DockerfileTest {
 
     /** Runs the image's health check script with bash, as Docker would, with MCPD_LISTEN set. */
     private static int healthcheck(String listen, String... path) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of("bash", DeployFiles.file(HEALTHCHECK).toString()));
+        return healthcheck(listen, Map.of(), path);
+    }
+
+    /** The same, with more variables: the container's MCPD_TLS_* (and a PATH, to leave curl out). */
+    private static int healthcheck(String listen, Map<String, String> more, String... path) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of("/bin/bash", DeployFiles.file(HEALTHCHECK).toString()));
         command.addAll(List.of(path));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().keySet().removeIf(name -> name.startsWith("MCPD_"));
         builder.environment().put("MCPD_LISTEN", listen);
+        builder.environment().putAll(more);
         Process process = builder.start();
         assertTrue(process.waitFor(20, TimeUnit.SECONDS), "the health check ends within 20 s");
+        lastOutput = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         return process.exitValue();
+    }
+
+    /** What the last health check printed (its stderr: why it failed). */
+    private static String lastOutput = "";
+
+    /** A PATH holding openssl and timeout but no curl: the script's other way to speak HTTPS. */
+    private Map<String, String> withoutCurl() throws Exception {
+        Path bin = Files.createDirectories(dir.resolve("bin-without-curl"));
+        for (String tool : List.of("openssl", "timeout")) {
+            Process which = new ProcessBuilder("/bin/bash", "-c", "command -v " + tool).start();
+            String found = new String(which.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                    .strip();
+            assertEquals(0, which.waitFor(), tool + " is on the PATH");
+            Files.createSymbolicLink(bin.resolve(tool), Path.of(found));
+        }
+        return Map.of("PATH", bin.toString());
+    }
+
+    @Test
+    void overHttpsTheHealthCheckAsksWithCurlOrOpensslAndUnderMutualTlsPresentsTheListenersOwnCertificate()
+            throws Exception {
+        assumeTrue(TestCertificates.available(), "openssl is not on the PATH: the TLS tests make their certificates"
+                + " with it (.ci/run installs it)");
+        TestCertificates ca = TestCertificates.authority(dir.resolve("pki"), "internal");
+        // As cert-manager makes it with usages [server auth, client auth]: the listener's, and the check's own.
+        TestCertificates.Pair listener = ca.serverAndClient("relay", "relay.internal");
+        Map<String, String> tls = Map.of("MCPD_TLS_CERT", listener.cert().toString(),
+                "MCPD_TLS_KEY", listener.key().toString());
+        Map<String, String> noCurl = withoutCurl();
+        int port = Ports.free();
+        Map<String, String> environment = new HashMap<>(Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
+                "MCPD_DATA", dir.resolve("mcpd.db").toString(), "MCPD_UPSTREAMS", "http://127.0.0.1:9"));
+        environment.putAll(tls);
+        try (RelayApplication relay = RelayApplication.start(McpdConfig.fromEnvironment(environment))) {
+            assertEquals(0, healthcheck("127.0.0.1:" + port, tls, "/healthz"), "over HTTPS: " + lastOutput);
+            assertEquals(0, healthcheck("0.0.0.0:" + port, tls), "a wildcard listener, the default path");
+            assertEquals(0, healthcheck("127.0.0.1:" + port, tls, "/readyz"), "/readyz answers 200 (degraded)");
+            assertEquals(1, healthcheck("127.0.0.1:" + port, tls, "/no-such-probe"));
+            assertTrue(lastOutput.startsWith("healthcheck: /no-such-probe answered HTTP/1.1 4"), lastOutput);
+            assertEquals(1, healthcheck("127.0.0.1:" + port, "/healthz"), "plain HTTP is not served");
+            Map<String, String> openssl = new HashMap<>(tls);
+            openssl.putAll(noCurl);
+            assertEquals(0, healthcheck("127.0.0.1:" + port, openssl, "/healthz"), "with openssl: " + lastOutput);
+            assertEquals(1, healthcheck("127.0.0.1:" + port, openssl, "/no-such-probe"), "with openssl");
+        }
+        assertEquals(1, healthcheck("127.0.0.1:" + port, tls, "/healthz"), "nothing listening");
+
+        environment.put("MCPD_TLS_CLIENT_CA", ca.caCert.toString());
+        Map<String, String> mutual = new HashMap<>(tls);
+        mutual.put("MCPD_TLS_CLIENT_CA", ca.caCert.toString());
+        try (RelayApplication relay = RelayApplication.start(McpdConfig.fromEnvironment(environment))) {
+            assertEquals(0, healthcheck("127.0.0.1:" + port, mutual, "/healthz"), "its own certificate: " + lastOutput);
+            assertEquals(0, healthcheck("127.0.0.1:" + port, mutual, "/readyz"));
+            Map<String, String> openssl = new HashMap<>(mutual);
+            openssl.putAll(noCurl);
+            assertEquals(0, healthcheck("127.0.0.1:" + port, openssl, "/healthz"), "with openssl: " + lastOutput);
+            assertEquals(1, healthcheck("127.0.0.1:" + port, tls, "/healthz"), "no client certificate, no answer");
+        }
+
+        // A listener certificate for servers only (extended key usage serverAuth alone) is refused as a client's:
+        // the check cannot pass with it, as the script says.
+        TestCertificates.Pair serverOnly = ca.server("server-only", "relay.internal");
+        environment.putAll(Map.of("MCPD_TLS_CERT", serverOnly.cert().toString(),
+                "MCPD_TLS_KEY", serverOnly.key().toString()));
+        Map<String, String> serverOnlyCheck = new HashMap<>(environment);
+        serverOnlyCheck.keySet().retainAll(Set.of("MCPD_TLS_CERT", "MCPD_TLS_KEY", "MCPD_TLS_CLIENT_CA"));
+        try (RelayApplication relay = RelayApplication.start(McpdConfig.fromEnvironment(environment))) {
+            assertEquals(1, healthcheck("127.0.0.1:" + port, serverOnlyCheck, "/healthz"));
+            assertTrue(lastOutput.startsWith("curl: "), "curl says why: " + lastOutput);
+        }
     }
 }

@@ -26,7 +26,10 @@ import org.junit.jupiter.api.Test;
  * The Helm chart deploy/helm/mcpd and its example values (SPEC §8), checked without a helm binary: the files parse,
  * every value a template reads is defined, every MCPD_* variable it emits is one mcpd reads, the examples set only
  * defined keys and values the real CLI accepts, the relay is a StatefulSet with a spool claim per pod, and the
- * probes ask /healthz and /readyz.
+ * probes ask /healthz and /readyz. TLS (tls.*, relay.upstreamTls.*): its Secrets are mounted as volumes, the
+ * variables name the mounted files, the probes ask over HTTPS — read from the templates, taken by the real CLI from
+ * files laid out as the kubelet mounts them, and, where a Helm binary is at hand (MCPD_TEST_HELM, as
+ * HelmTemplateTest uses), rendered by Helm with and without TLS.
  */
 class HelmChartTest {
 
@@ -141,7 +144,9 @@ class HelmChartTest {
                 "relay.persistence.size",
                 "relay.persistence.storageClass", "relay.resources", "collector.data.secretName",
                 "collector.ingestKey.secretName", "collector.quotaPerMinute", "podDisruptionBudget.enabled",
-                "serviceMonitor.enabled")) {
+                "serviceMonitor.enabled", "tls.secretName", "tls.requireClientCertificates",
+                "relay.upstreamTls.caSecretName", "relay.upstreamTls.caKey", "relay.upstreamTls.clientSecretName",
+                "serviceMonitor.tlsConfig")) {
             Object value = lookup(values, List.of(path.split("\\.")));
             assertTrue(value != MISSING && value != FREE_FORM, path + " is in values.yaml");
         }
@@ -246,6 +251,7 @@ class HelmChartTest {
                     ? list.stream().map(String::valueOf).collect(Collectors.joining(",")) : String.valueOf(value));
         });
         environment.put("MCPD_LISTEN", "0.0.0.0:" + at(values, "port"));
+        environment.putAll(tlsEnvironment(values, relay));
         if (relay) {
             environment.put("MCPD_DATA", "/data/mcpd.db");
             environment.put("MCPD_SPOOL_DIR", "/data/mcpd.spool");
@@ -423,5 +429,356 @@ class HelmChartTest {
             n++;
         }
         return n;
+    }
+
+    // ---- TLS
+
+    /** Where the pod template mounts each TLS Secret. */
+    static final String LISTENER_DIR = "/etc/mcpd/tls/listener";
+    static final String UPSTREAM_CA_DIR = "/etc/mcpd/tls/upstream-ca";
+    static final String UPSTREAM_CLIENT_DIR = "/etc/mcpd/tls/upstream-client";
+
+    /** The TLS lines configmap.yaml writes: each variable and the mounted file it names. */
+    private static Map<String, String> tlsPaths() {
+        Map<String, String> paths = new TreeMap<>();
+        Matcher line = Pattern.compile("(?m)^\\s+(MCPD_(?:TLS|UPSTREAM_CA|UPSTREAM_CLIENT)[A-Z_]*): \"([^\"]+)\"$")
+                .matcher(template("configmap.yaml"));
+        while (line.find()) {
+            paths.put(line.group(1), line.group(2));
+        }
+        return paths;
+    }
+
+    /** The TLS variables a pod of the role gets from these values, as configmap.yaml's conditions write them. */
+    private static Map<String, String> tlsEnvironment(Map<String, Object> values, boolean relay) {
+        Map<String, String> paths = tlsPaths();
+        Map<String, String> environment = new TreeMap<>();
+        if (!String.valueOf(at(values, "tls.secretName")).isEmpty()) {
+            environment.put("MCPD_TLS_CERT", paths.get("MCPD_TLS_CERT"));
+            environment.put("MCPD_TLS_KEY", paths.get("MCPD_TLS_KEY"));
+            if (Boolean.TRUE.equals(at(values, "tls.requireClientCertificates"))) {
+                environment.put("MCPD_TLS_CLIENT_CA", paths.get("MCPD_TLS_CLIENT_CA"));
+            }
+        }
+        if (relay && !String.valueOf(at(values, "relay.upstreamTls.caSecretName")).isEmpty()) {
+            environment.put("MCPD_UPSTREAM_CA", paths.get("MCPD_UPSTREAM_CA"));
+        }
+        if (relay && !String.valueOf(at(values, "relay.upstreamTls.clientSecretName")).isEmpty()) {
+            environment.put("MCPD_UPSTREAM_CLIENT_CERT", paths.get("MCPD_UPSTREAM_CLIENT_CERT"));
+            environment.put("MCPD_UPSTREAM_CLIENT_KEY", paths.get("MCPD_UPSTREAM_CLIENT_KEY"));
+        }
+        return environment;
+    }
+
+    @Test
+    void tlsIsOffByDefaultAndItsSecretsAreNamedNotHeld() {
+        Map<String, Object> values = values();
+        assertEquals("", at(values, "tls.secretName"), "plain HTTP unless a Secret is named");
+        assertEquals(false, at(values, "tls.requireClientCertificates"));
+        assertEquals("", at(values, "relay.upstreamTls.caSecretName"), "the JDK's trust store by default");
+        assertEquals("ca.crt", at(values, "relay.upstreamTls.caKey"), "cert-manager's key for the authority");
+        assertEquals("", at(values, "relay.upstreamTls.clientSecretName"));
+        assertEquals(Map.of(), tlsEnvironment(values, true));
+        assertEquals(Map.of(), tlsEnvironment(values, false));
+        for (String example : EXAMPLES) {
+            assertEquals(Map.of(), tlsEnvironment(merged(values, example(example)), true), example);
+        }
+    }
+
+    @Test
+    void theTlsVariablesAreWrittenOnlyWhenTheirSecretIsNamedAndNameFilesUnderItsMount() {
+        String configMap = template("configmap.yaml");
+        assertEquals(Map.of(
+                "MCPD_TLS_CERT", LISTENER_DIR + "/tls.crt", "MCPD_TLS_KEY", LISTENER_DIR + "/tls.key",
+                "MCPD_TLS_CLIENT_CA", LISTENER_DIR + "/ca.crt",
+                "MCPD_UPSTREAM_CA", UPSTREAM_CA_DIR + "/ca.crt",
+                "MCPD_UPSTREAM_CLIENT_CERT", UPSTREAM_CLIENT_DIR + "/tls.crt",
+                "MCPD_UPSTREAM_CLIENT_KEY", UPSTREAM_CLIENT_DIR + "/tls.key"), tlsPaths(),
+                "the kubernetes.io/tls Secret's keys (tls.crt, tls.key, ca.crt) where the pod template mounts them");
+        // Each line sits inside the condition on its own value: nothing of TLS is written without it.
+        Map<String, String> guards = Map.of(
+                "MCPD_TLS_CERT", "{{- if .Values.tls.secretName }}",
+                "MCPD_TLS_KEY", "{{- if .Values.tls.secretName }}",
+                "MCPD_TLS_CLIENT_CA", "{{- if .Values.tls.requireClientCertificates }}",
+                "MCPD_UPSTREAM_CA", "{{- if .Values.relay.upstreamTls.caSecretName }}",
+                "MCPD_UPSTREAM_CLIENT_CERT", "{{- if .Values.relay.upstreamTls.clientSecretName }}",
+                "MCPD_UPSTREAM_CLIENT_KEY", "{{- if .Values.relay.upstreamTls.clientSecretName }}");
+        guards.forEach((variable, guard) -> assertEquals(guard, innermostIf(configMap, configMap.indexOf(variable + ":")),
+                variable + " is written only when its value is set"));
+        assertEquals("{{- if .Values.tls.secretName }}", innermostIf(configMap,
+                configMap.indexOf("{{- if .Values.tls.requireClientCertificates }}")), "and the client CA needs the Secret");
+        int relayOnly = configMap.indexOf("{{- else }}");
+        assertTrue(configMap.indexOf("MCPD_UPSTREAM_CA:") < relayOnly && configMap.indexOf("MCPD_UPSTREAM_CLIENT_KEY:")
+                < relayOnly && configMap.indexOf("{{- if eq .Values.mode \"relay\" }}") < configMap.indexOf(
+                "MCPD_UPSTREAM_CA:"), "the upstreams' TLS in relay mode only");
+        assertTrue(configMap.indexOf("MCPD_TLS_CERT:") < configMap.indexOf("{{- if eq .Values.mode \"relay\" }}"),
+                "the listener's TLS in both roles");
+        // Files, never variables: no TLS material through secretKeyRef or env.
+        String pod = template("_helpers.tpl");
+        for (String variable : guards.keySet()) {
+            assertFalse(pod.contains(variable + "\n") || pod.contains("name: " + variable), variable + " is no env");
+        }
+        assertTrue(template("_helpers.tpl").contains(
+                "{{- fail \"tls.requireClientCertificates needs tls.secretName"), "mutual TLS without a Secret is refused");
+    }
+
+    /** The {@code {{- if ...}}} open at that position of a template (the innermost one), or "" at the top level. */
+    private static String innermostIf(String text, int position) {
+        assertTrue(position >= 0, "found in the template");
+        Matcher action = Pattern.compile("\\{\\{-?\\s*(if|with|range|define|end|else)\\b[^}]*}}").matcher(text);
+        java.util.Deque<String> open = new java.util.ArrayDeque<>();
+        while (action.find() && action.start() < position) {
+            switch (action.group(1)) {
+                case "end" -> open.pop();
+                case "else" -> {
+                    open.pop();
+                    open.push("else of an if");
+                }
+                default -> open.push(action.group());
+            }
+        }
+        return open.isEmpty() ? "" : open.peek();
+    }
+
+    /** The volume mounts of the pod template: name → the mount's lines. */
+    private static Map<String, String> mounts() {
+        Map<String, String> mounts = new TreeMap<>();
+        Matcher mount = Pattern.compile("- name: (tls-[a-z-]+)\\n(\\s+mountPath: [^\\n]+\\n\\s+readOnly: true)")
+                .matcher(template("_helpers.tpl"));
+        while (mount.find()) {
+            mounts.put(mount.group(1), mount.group(2).replaceAll("\\s+", " ").strip());
+        }
+        return mounts;
+    }
+
+    @Test
+    void eachTlsSecretIsAWholeReadOnlyVolumeMountedWhereTheVariablesPoint() {
+        String pod = template("_helpers.tpl");
+        assertEquals(Map.of(
+                "tls-listener", "mountPath: " + LISTENER_DIR + " readOnly: true",
+                "tls-upstream-ca", "mountPath: " + UPSTREAM_CA_DIR + " readOnly: true",
+                "tls-upstream-client", "mountPath: " + UPSTREAM_CLIENT_DIR + " readOnly: true"), mounts());
+        assertFalse(pod.contains("subPath:"), "a subPath mount is never updated by the kubelet: renewals would not reach it");
+        Map<String, String> secrets = Map.of("tls-listener", ".Values.tls.secretName",
+                "tls-upstream-ca", ".Values.relay.upstreamTls.caSecretName",
+                "tls-upstream-client", ".Values.relay.upstreamTls.clientSecretName");
+        secrets.forEach((volume, value) -> {
+            assertTrue(Pattern.compile("- name: " + volume + "\\n\\s+secret:\\n\\s+secretName: \\{\\{ "
+                    + Pattern.quote(value) + " \\| quote }}").matcher(pod).find(), volume + " is Secret " + value);
+            // The mount and the volume are both inside the condition on that value (in relay mode for upstreams).
+            for (Matcher named = Pattern.compile("- name: " + volume + "\\n").matcher(pod); named.find(); ) {
+                String guard = innermostIf(pod, named.start());
+                assertTrue(guard.contains(value), volume + " only with " + value + ": " + guard);
+                assertTrue(!value.contains("relay.") || guard.contains("(eq .Values.mode \"relay\")"), volume);
+            }
+        });
+        assertTrue(Pattern.compile("items:\\n\\s+- key: \\{\\{ \\.Values\\.relay\\.upstreamTls\\.caKey \\| quote }}\\n"
+                + "\\s+path: ca\\.crt").matcher(pod).find(), "the authority's key, whatever its name, as ca.crt");
+        tlsPaths().values().forEach(path -> assertTrue(mounts().values().stream().anyMatch(
+                mount -> path.startsWith(mount.replaceFirst("^mountPath: (\\S+).*", "$1") + "/")), path + " is mounted"));
+    }
+
+    @Test
+    void withTlsTheProbesAskOverHttpsAndUnderMutualTlsRunTheImagesHealthCheck() {
+        String pod = template("_helpers.tpl");
+        for (String[] probe : new String[][] {{"livenessProbe", "/healthz"}, {"readinessProbe", "/readyz"},
+                {"startupProbe", "/healthz"}}) {
+            assertTrue(Pattern.compile(probe[0] + ":\\s+httpGet:\\s+path: " + probe[1] + "\\s+port: http\\s+"
+                    + "\\{\\{- if \\.Values\\.tls\\.secretName }}\\s+scheme: HTTPS\\s+\\{\\{- end }}").matcher(pod).find(),
+                    probe[0] + " asks over HTTPS with tls.secretName");
+            assertTrue(Pattern.compile(probe[0] + ":\\s+exec:\\s+command: \\[\"/opt/mcpd/bin/healthcheck\", \""
+                    + probe[1] + "\"]").matcher(pod).find(), probe[0] + " runs the health check under mutual TLS");
+        }
+        assertTrue(pod.contains("{{- if and .Values.tls.secretName .Values.tls.requireClientCertificates }}true"),
+                "the health check runs only under mutual TLS: the kubelet's HTTP probes present no certificate");
+        String monitor = template("servicemonitor.yaml");
+        assertTrue(Pattern.compile("\\{\\{- if \\.Values\\.tls\\.secretName }}\\s+# [^\\n]+\\s+scheme: https")
+                .matcher(monitor).find(), "Prometheus scrapes https with tls.secretName");
+    }
+
+    /**
+     * A kubernetes.io/tls Secret's files, laid out as the kubelet mounts them (under a test folder standing for /),
+     * are what the real CLI takes from the variables the chart writes.
+     */
+    @Test
+    void theRealCliTakesTheTlsFilesWhereTheChartMountsThem() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.mcpd.testing.TestCertificates.available(),
+                "openssl makes the certificates (.ci/run installs it)");
+        Path root = Files.createTempDirectory("mcpd-helm-tls");
+        try {
+            dev.mcpd.testing.TestCertificates ca = dev.mcpd.testing.TestCertificates.authority(root.resolve("pki"),
+                    "internal");
+            dev.mcpd.testing.TestCertificates.Pair listener = ca.serverAndClient("listener", "mcpd-relay");
+            dev.mcpd.testing.TestCertificates.Pair client = ca.client("client", "relay-eu-1");
+            Map<Path, Path> files = Map.of(
+                    Path.of(LISTENER_DIR, "tls.crt"), listener.cert(), Path.of(LISTENER_DIR, "tls.key"), listener.key(),
+                    Path.of(LISTENER_DIR, "ca.crt"), ca.caCert, Path.of(UPSTREAM_CA_DIR, "ca.crt"), ca.caCert,
+                    Path.of(UPSTREAM_CLIENT_DIR, "tls.crt"), client.cert(),
+                    Path.of(UPSTREAM_CLIENT_DIR, "tls.key"), client.key());
+            for (Map.Entry<Path, Path> file : files.entrySet()) {
+                Path mounted = root.resolve(file.getKey().toString().substring(1));
+                Files.createDirectories(mounted.getParent());
+                Files.copy(file.getValue(), mounted);
+            }
+            Map<String, Object> tls = Map.of("tls", Map.of("secretName", "mcpd-relay-tls",
+                    "requireClientCertificates", true), "relay", Map.of("upstreamTls", Map.of(
+                    "caSecretName", "internal-ca", "clientSecretName", "mcpd-relay-client")));
+            Map<String, Object> values = merged(merged(values(), example("region-core")), tls);
+            for (boolean relay : List.of(true, false)) {
+                Map<String, String> environment = new LinkedHashMap<>(
+                        podEnvironment(values, relay ? RELAY_SETTINGS : COLLECTOR_SETTINGS, relay));
+                environment.replaceAll((variable, value) -> value.startsWith("/etc/mcpd/tls/")
+                        ? root.resolve(value.substring(1)).toString() : value);
+                DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
+                assertEquals(0, run.status(), (relay ? "relay: " : "collector: ") + run.err());
+                String line = run.section("tls");
+                assertTrue(line.contains("listener HTTPS with " + root.resolve(LISTENER_DIR.substring(1) + "/tls.crt"))
+                        && line.contains("client certificates signed by "
+                        + root.resolve(LISTENER_DIR.substring(1) + "/ca.crt") + " required"), line);
+                assertEquals(relay, line.contains("trusted by " + root.resolve(UPSTREAM_CA_DIR.substring(1) + "/ca.crt")
+                        + ", client certificate " + root.resolve(UPSTREAM_CLIENT_DIR.substring(1) + "/tls.crt")), line);
+            }
+        } finally {
+            try (Stream<Path> walk = Files.walk(root)) {
+                walk.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    // ---- TLS rendered by Helm itself, where a Helm binary is at hand
+
+    private static String helm() {
+        String given = System.getenv("MCPD_TEST_HELM");
+        if (given != null && Files.isExecutable(Path.of(given))) {
+            return given;
+        }
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "helm"))) {
+                return Path.of(dir, "helm").toString();
+            }
+        }
+        return null;
+    }
+
+    /** {@code helm template} of the chart with region-core's values and these --set's: its exit status and output. */
+    private static DeployFiles.CliRun helmTemplate(String... sets) throws Exception {
+        String helm = helm();
+        org.junit.jupiter.api.Assumptions.assumeTrue(helm != null,
+                "no Helm here: set MCPD_TEST_HELM or put helm on the PATH (.ci/helm.sh fetches it)");
+        List<String> command = new ArrayList<>(List.of(helm, "template", "mcpd",
+                DeployFiles.root().resolve(CHART).toString(), "-f",
+                DeployFiles.root().resolve("deploy/helm/examples/region-core.yaml").toString()));
+        for (String set : sets) {
+            command.addAll(List.of("--set", set));
+        }
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "helm ended");
+        return new DeployFiles.CliRun(process.exitValue(), output, "");
+    }
+
+    /** The rendered object of that kind (one), parsed. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> renderedObject(String kind, String... sets) throws Exception {
+        DeployFiles.CliRun run = helmTemplate(sets);
+        assertEquals(0, run.status(), String.join(" ", sets) + ":\n" + run.out());
+        List<Map<String, Object>> found = new ArrayList<>();
+        org.snakeyaml.engine.v2.api.LoadSettings settings = org.snakeyaml.engine.v2.api.LoadSettings.builder()
+                .setAllowDuplicateKeys(false).build();
+        for (Object document : new org.snakeyaml.engine.v2.api.Load(settings).loadAllFromString(run.out())) {
+            if (document instanceof Map<?, ?> object && kind.equals(object.get("kind"))) {
+                found.add((Map<String, Object>) object);
+            }
+        }
+        assertEquals(1, found.size(), "one " + kind);
+        return found.get(0);
+    }
+
+    private static Object path(Object node, String... keys) {
+        for (String key : keys) {
+            node = key.matches("\\d+") ? DeployFiles.list(node, key).get(Integer.parseInt(key))
+                    : DeployFiles.map(node, key).get(key);
+        }
+        return node;
+    }
+
+    /** name → the list item of that name (volumes, mounts). */
+    private static Map<String, Map<String, Object>> byName(Object list) {
+        Map<String, Map<String, Object>> named = new TreeMap<>();
+        for (Object item : DeployFiles.list(list, "list")) {
+            Map<String, Object> map = DeployFiles.map(item, "item");
+            named.put(String.valueOf(map.get("name")), map);
+        }
+        return named;
+    }
+
+    @Test
+    void helmRendersTheTlsSecretsAsVolumesTheVariablesAsTheirFilesAndHttpsProbesAndWithoutTlsNothingOfIt()
+            throws Exception {
+        String[] tls = {"tls.secretName=mcpd-relay-tls", "relay.upstreamTls.caSecretName=internal-ca",
+                "relay.upstreamTls.caKey=root.pem", "relay.upstreamTls.clientSecretName=mcpd-relay-client",
+                "serviceMonitor.enabled=true", "serviceMonitor.tlsConfig.serverName=mcpd-relay"};
+        Map<String, Object> relay = renderedObject("StatefulSet", tls);
+        Object pod = path(relay, "spec", "template", "spec");
+        Object container = path(pod, "containers", "0");
+        Map<String, Map<String, Object>> volumes = byName(path(pod, "volumes"));
+        assertEquals(Map.of("secretName", "mcpd-relay-tls"), volumes.get("tls-listener").get("secret"));
+        assertEquals(Map.of("secretName", "internal-ca", "items", List.of(Map.of("key", "root.pem", "path", "ca.crt"))),
+                volumes.get("tls-upstream-ca").get("secret"));
+        assertEquals(Map.of("secretName", "mcpd-relay-client"), volumes.get("tls-upstream-client").get("secret"));
+        Map<String, Map<String, Object>> mounts = byName(path(container, "volumeMounts"));
+        for (String[] mount : new String[][] {{"tls-listener", LISTENER_DIR}, {"tls-upstream-ca", UPSTREAM_CA_DIR},
+                {"tls-upstream-client", UPSTREAM_CLIENT_DIR}}) {
+            assertEquals(Map.of("name", mount[0], "mountPath", mount[1], "readOnly", true), mounts.get(mount[0]));
+        }
+        Map<String, Object> config = DeployFiles.map(renderedObject("ConfigMap", tls).get("data"), "data");
+        Map<String, String> expected = new TreeMap<>(tlsPaths());
+        expected.remove("MCPD_TLS_CLIENT_CA");
+        expected.forEach((variable, file) -> assertEquals(file, config.get(variable), variable));
+        assertFalse(config.containsKey("MCPD_TLS_CLIENT_CA"), "no client certificates required unless asked");
+        for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
+            assertEquals("HTTPS", path(container, probe, "httpGet", "scheme"), probe);
+        }
+        assertEquals("https", path(renderedObject("ServiceMonitor", tls), "spec", "endpoints", "0", "scheme"));
+        assertEquals(Map.of("serverName", "mcpd-relay"),
+                path(renderedObject("ServiceMonitor", tls), "spec", "endpoints", "0", "tlsConfig"));
+
+        // Without TLS values: no volume, mount, variable or scheme of it.
+        Map<String, Object> plain = renderedObject("StatefulSet", "serviceMonitor.enabled=true");
+        Object plainPod = path(plain, "spec", "template", "spec");
+        Object plainContainer = path(plainPod, "containers", "0");
+        assertEquals(Set.of("tmp"), byName(path(plainPod, "volumes")).keySet());
+        assertEquals(Set.of("spool", "tmp"), byName(path(plainContainer, "volumeMounts")).keySet());
+        for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
+            assertFalse(DeployFiles.map(path(plainContainer, probe, "httpGet"), probe).containsKey("scheme"), probe);
+        }
+        assertTrue(DeployFiles.map(renderedObject("ConfigMap").get("data"), "data").keySet().stream()
+                .noneMatch(variable -> variable.startsWith("MCPD_TLS_") || variable.startsWith("MCPD_UPSTREAM_C")));
+        assertFalse(DeployFiles.map(path(renderedObject("ServiceMonitor", "serviceMonitor.enabled=true"), "spec",
+                "endpoints", "0"), "endpoint").containsKey("scheme"));
+
+        // A collector: the listener's Secret only; the relay's upstream settings do not apply.
+        Map<String, Object> collector = renderedObject("Deployment", "mode=collector", "tls.secretName=mcpd-tls",
+                "relay.upstreamTls.caSecretName=internal-ca", "relay.upstreamTls.clientSecretName=mcpd-relay-client");
+        Object collectorPod = path(collector, "spec", "template", "spec");
+        assertEquals(Set.of("tmp", "data", "tls-listener"), byName(path(collectorPod, "volumes")).keySet());
+        assertEquals("HTTPS", path(collectorPod, "containers", "0", "readinessProbe", "httpGet", "scheme"));
+    }
+
+    @Test
+    void helmRendersMutualTlsWithTheSecretsAuthorityAndProbesThatRunTheHealthCheck() throws Exception {
+        String[] mutual = {"tls.secretName=mcpd-relay-tls", "tls.requireClientCertificates=true"};
+        Map<String, Object> config = DeployFiles.map(renderedObject("ConfigMap", mutual).get("data"), "data");
+        assertEquals(LISTENER_DIR + "/ca.crt", config.get("MCPD_TLS_CLIENT_CA"));
+        Object container = path(renderedObject("StatefulSet", mutual), "spec", "template", "spec", "containers", "0");
+        for (String[] probe : new String[][] {{"startupProbe", "/healthz"}, {"livenessProbe", "/healthz"},
+                {"readinessProbe", "/readyz"}}) {
+            Map<String, Object> handler = DeployFiles.map(path(container, probe[0]), probe[0]);
+            assertFalse(handler.containsKey("httpGet"), probe[0] + ": the kubelet's HTTP probes present no certificate");
+            assertEquals(List.of("/opt/mcpd/bin/healthcheck", probe[1]), path(handler, "exec", "command"), probe[0]);
+        }
+        DeployFiles.CliRun refused = helmTemplate("tls.requireClientCertificates=true");
+        assertTrue(refused.status() != 0 && refused.out().contains("tls.requireClientCertificates needs tls.secretName"),
+                refused.out());
     }
 }

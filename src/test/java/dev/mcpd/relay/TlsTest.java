@@ -134,6 +134,23 @@ class TlsTest {
     }
 
     @Test
+    void anOtlpGrpcExporterSendsOverTheSameHttpsPort() throws Exception {
+        try (RunningRelay relay = httpsRelay(Map.of())) {
+            io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter exporter =
+                    io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter.builder()
+                            .setEndpoint("https://127.0.0.1:" + relay.port())
+                            .setTrustedCertificates(Files.readAllBytes(ca.caCert)).build();
+            try {
+                assertTrue(exporter.export(new OtlpTelemetry("tls-grpc", "dev.mcpd.tls").spans("grpc-over-tls"))
+                        .join(30, TimeUnit.SECONDS).isSuccess(), "exported with gRPC over HTTPS");
+            } finally {
+                exporter.shutdown();
+            }
+            assertEquals("/v1/traces", relay.spooled().get(0).request().target());
+        }
+    }
+
+    @Test
     void withAClientAuthorityASenderWithoutACertificateFailsTheHandshakeAndOneWithItIsServed() throws Exception {
         TestCertificates.Pair sender = ca.client("sender", "sender-1");
         TestCertificates other = TestCertificates.authority(tmp.resolve("other"), "other");
@@ -182,6 +199,9 @@ class TlsTest {
                 assertEquals(202, send(ingest(trusting.uri("/v1/ingest"))).statusCode());
                 HttpClient client = trusting(HttpClient.Version.HTTP_1_1, Optional.empty());
                 await().atMost(Duration.ofSeconds(30)).until(() -> storedBatches(port, client) == 1);
+                // The health checks trust the same authority: they pass too.
+                await().atMost(Duration.ofSeconds(30)).until(() -> trusting.application().upstreams().views().get(0)
+                        .checksSucceeded() > 1);
             }
             try (RunningRelay jdkTrust = RunningRelay.start(tmp.resolve("jdk"), Map.of("MCPD_UPSTREAMS", upstream),
                     FAST)) {

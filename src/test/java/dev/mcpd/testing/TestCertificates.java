@@ -42,6 +42,15 @@ public final class TestCertificates {
         return signed(file, commonName, "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
     }
 
+    /**
+     * A server certificate (as {@link #server}) that is a client's too, extended key usages serverAuth and clientAuth:
+     * what cert-manager makes with {@code usages: [server auth, client auth]}.
+     */
+    public Pair serverAndClient(String file, String commonName) throws IOException {
+        return signed(file, commonName,
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n");
+    }
+
     /** A client certificate, signed by this authority. */
     public Pair client(String file, String commonName) throws IOException {
         return signed(file, commonName, "extendedKeyUsage=clientAuth\n");

@@ -1,0 +1,161 @@
+package dev.mcpd.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+
+/**
+ * The chart linted ({@code helm lint --strict}) and rendered ({@code helm template}) by Helm itself, for every values
+ * file in deploy/helm/examples/ and both modes, and the rendered objects checked: {@code MCPD_TEST_HELM}
+ * (.ci/helm.sh sets it) or {@code helm} on the PATH. Skipped, saying so, where neither is.
+ */
+class HelmTemplateTest {
+
+    private static final Path CHART = DeployFiles.root().resolve("deploy/helm/mcpd");
+    private static String helm;
+
+    record Run(int status, String output) {
+    }
+
+    @BeforeAll
+    static void findHelm() {
+        String given = System.getenv("MCPD_TEST_HELM");
+        if (given != null && Files.isExecutable(Path.of(given))) {
+            helm = given;
+            return;
+        }
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "helm"))) {
+                helm = Path.of(dir, "helm").toString();
+                return;
+            }
+        }
+    }
+
+    private static Run helm(String... args) throws IOException, InterruptedException {
+        assumeTrue(helm != null, "no Helm here: set MCPD_TEST_HELM or put helm on the PATH (.ci/helm.sh fetches it)");
+        List<String> command = new ArrayList<>(List.of(helm));
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "helm ended");
+        return new Run(process.exitValue(), output);
+    }
+
+    static List<Path> examples() throws IOException {
+        try (Stream<Path> files = Files.list(DeployFiles.root().resolve("deploy/helm/examples"))) {
+            return files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
+        }
+    }
+
+    /** The documents {@code helm template} renders, each a Kubernetes object. */
+    private static List<Map<String, Object>> rendered(String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("template", "mcpd", CHART.toString()));
+        all.addAll(List.of(args));
+        Run run = helm(all.toArray(String[]::new));
+        assertEquals(0, run.status(), "helm template " + String.join(" ", args) + ":\n" + run.output());
+        List<Map<String, Object>> objects = new ArrayList<>();
+        LoadSettings settings = LoadSettings.builder().setAllowDuplicateKeys(false).build();
+        for (Object document : new Load(settings).loadAllFromString(run.output())) {
+            if (document != null) {
+                Map<String, Object> object = DeployFiles.map(document, "a rendered document");
+                assertTrue(object.containsKey("kind") && object.containsKey("apiVersion"), "a Kubernetes object: "
+                        + object);
+                objects.add(object);
+            }
+        }
+        return objects;
+    }
+
+    private static Map<String, Object> only(List<Map<String, Object>> objects, String kind) {
+        List<Map<String, Object>> found = objects.stream().filter(o -> kind.equals(o.get("kind"))).toList();
+        assertEquals(1, found.size(), "one " + kind + " among " + objects.stream().map(o -> o.get("kind")).toList());
+        return found.get(0);
+    }
+
+    private static Map<String, Object> at(Map<String, Object> object, String... path) {
+        Map<String, Object> here = object;
+        for (String key : path) {
+            here = DeployFiles.map(here.get(key), String.join(".", path));
+        }
+        return here;
+    }
+
+    private static Map<String, Object> container(Map<String, Object> workload) {
+        return DeployFiles.map(DeployFiles.list(at(workload, "spec", "template", "spec").get("containers"),
+                "containers").get(0), "the mcpd container");
+    }
+
+    @Test
+    void lintPassesStrictlyForEveryExampleAndForTheDefaultValues() throws Exception {
+        for (Path example : examples()) {
+            Run lint = helm("lint", "--strict", CHART.toString(), "-f", example.toString());
+            assertEquals(0, lint.status(), example + ":\n" + lint.output());
+            assertTrue(lint.output().contains("1 chart(s) linted, 0 chart(s) failed"), lint.output());
+        }
+        // The default values name no upstream: lint turns the chart's `fail` into an INFO line and passes; it is
+        // `helm template` (and install) that refuses them.
+        assertEquals(0, helm("lint", "--strict", CHART.toString()).status());
+        Run template = helm("template", "mcpd", CHART.toString());
+        assertNotEquals(0, template.status());
+        assertTrue(template.output().contains("mode relay needs relay.upstreams"), template.output());
+    }
+
+    @Test
+    void everyExampleRendersTheRelayAsAStatefulSetWithItsSpoolClaimProbesAndKnownVariables() throws Exception {
+        Set<String> known = DeployFiles.knownVariables();
+        for (Path example : examples()) {
+            List<Map<String, Object>> objects = rendered("-f", example.toString());
+            Map<String, Object> relay = only(objects, "StatefulSet");
+            List<Object> claims = DeployFiles.list(at(relay, "spec").get("volumeClaimTemplates"), "claims");
+            assertFalse(claims.isEmpty(), example + ": the spool's volume claim");
+            Map<String, Object> container = container(relay);
+            assertEquals("/healthz", at(container, "livenessProbe", "httpGet").get("path"), example.toString());
+            assertEquals("/readyz", at(container, "readinessProbe", "httpGet").get("path"), example.toString());
+            String text = objects.toString();
+            for (String variable : DeployFiles.variablesIn(text)) {
+                assertTrue(known.contains(variable), example + " renders " + variable + ", which mcpd does not read");
+            }
+            Map<String, Object> config = at(only(objects, "ConfigMap"), "data");
+            assertTrue(config.containsKey("MCPD_UPSTREAMS") && config.containsKey("MCPD_SPOOL_MAX_BYTES"),
+                    example + ": " + config.keySet());
+        }
+    }
+
+    @Test
+    void theCollectorModeRendersADeploymentOnPostgres() throws Exception {
+        List<Map<String, Object>> objects = rendered("--set", "mode=collector",
+                "--set", "collector.data.secretName=db", "--set", "collector.data.secretKey=url");
+        Map<String, Object> collector = only(objects, "Deployment");
+        assertEquals("/readyz", at(container(collector), "readinessProbe", "httpGet").get("path"));
+        assertTrue(objects.stream().noneMatch(o -> "StatefulSet".equals(o.get("kind"))));
+    }
+
+    @Test
+    void theOptionsOfDeadLettersAndHealthChecksPassThroughAsVariables() throws Exception {
+        Path example = examples().get(0);
+        Map<String, Object> config = at(only(rendered("-f", example.toString(),
+                "--set", "relay.deadLetters.spoolMaxAge=7d", "--set", "relay.deadLetters.retryableStatus=409"),
+                "ConfigMap"), "data");
+        assertEquals("7d", config.get("MCPD_SPOOL_MAX_AGE"));
+        assertEquals("409", config.get("MCPD_RETRYABLE_STATUS"));
+        assertTrue(config.containsKey("MCPD_PROBE_INTERVAL_SECONDS"), config.toString());
+    }
+}
