@@ -95,6 +95,23 @@ final class DeployFiles {
         return (List<Object>) value;
     }
 
+    /**
+     * A tool the deploy tests run when the machine has it: the executable {@code environmentVariable} names (.ci/run
+     * sets it), else {@code name} on the PATH; empty when neither is there.
+     */
+    static java.util.Optional<String> tool(String environmentVariable, String name) {
+        String given = System.getenv(environmentVariable);
+        if (given != null && Files.isExecutable(Path.of(given))) {
+            return java.util.Optional.of(given);
+        }
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) {
+                return java.util.Optional.of(Path.of(dir, name).toString());
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     // ---- what mcpd reads
 
     /** The variables of mcpd's options, as the configuration defines them (SPEC §1). */

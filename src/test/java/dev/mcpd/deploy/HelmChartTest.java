@@ -648,16 +648,7 @@ class HelmChartTest {
     // ---- TLS rendered by Helm itself, where a Helm binary is at hand
 
     private static String helm() {
-        String given = System.getenv("MCPD_TEST_HELM");
-        if (given != null && Files.isExecutable(Path.of(given))) {
-            return given;
-        }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "helm"))) {
-                return Path.of(dir, "helm").toString();
-            }
-        }
-        return null;
+        return DeployFiles.tool("MCPD_TEST_HELM", "helm").orElse(null);
     }
 
     /** {@code helm template} of the chart with region-core's values and these --set's: its exit status and output. */

@@ -36,17 +36,7 @@ class HelmTemplateTest {
 
     @BeforeAll
     static void findHelm() {
-        String given = System.getenv("MCPD_TEST_HELM");
-        if (given != null && Files.isExecutable(Path.of(given))) {
-            helm = given;
-            return;
-        }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "helm"))) {
-                helm = Path.of(dir, "helm").toString();
-                return;
-            }
-        }
+        helm = DeployFiles.tool("MCPD_TEST_HELM", "helm").orElse(null);
     }
 
     private static Run helm(String... args) throws IOException, InterruptedException {

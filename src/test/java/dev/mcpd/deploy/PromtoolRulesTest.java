@@ -24,17 +24,7 @@ class PromtoolRulesTest {
 
     @BeforeAll
     static void findPromtool() {
-        String given = System.getenv("MCPD_TEST_PROMTOOL");
-        if (given != null && Files.isExecutable(Path.of(given))) {
-            promtool = given;
-            return;
-        }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "promtool"))) {
-                promtool = Path.of(dir, "promtool").toString();
-                return;
-            }
-        }
+        promtool = DeployFiles.tool("MCPD_TEST_PROMTOOL", "promtool").orElse(null);
     }
 
     private static String run(String... args) throws IOException, InterruptedException {
