@@ -20,8 +20,16 @@ public final class PermanentRefusal extends RuntimeException {
     private final transient byte[] answerHead;
     private final String answerContentType;
 
+    private final boolean expiry;
+
     private PermanentRefusal(String upstream, int status, String reason, byte[] answerHead, String answerContentType) {
+        this(upstream, status, reason, answerHead, answerContentType, false);
+    }
+
+    private PermanentRefusal(String upstream, int status, String reason, byte[] answerHead, String answerContentType,
+                             boolean expiry) {
         super("upstream " + upstream + ": " + reason, null, false, false);
+        this.expiry = expiry;
         this.upstream = upstream;
         this.status = status;
         this.reason = reason;
@@ -49,12 +57,12 @@ public final class PermanentRefusal extends RuntimeException {
 
     /** The entry waited longer than {@code --spool-max-age}: no upstream refused it, and none waits for it. */
     static PermanentRefusal expired(String reason) {
-        return new PermanentRefusal("", 0, reason, reason.getBytes(StandardCharsets.UTF_8), TEXT);
+        return new PermanentRefusal("", 0, reason, reason.getBytes(StandardCharsets.UTF_8), TEXT, true);
     }
 
     /** Whether this is an expiry rather than a refusal. */
     boolean expiry() {
-        return reason.startsWith(dev.mcpd.spool.DeadLetter.EXPIRED);
+        return expiry;
     }
 
     private static final String TEXT = "text/plain; charset=utf-8";

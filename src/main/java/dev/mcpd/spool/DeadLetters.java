@@ -146,11 +146,18 @@ public final class DeadLetters {
         }
         writeDurably(base + ENTRY,
                 List.of(RecordCodec.encodeEntry(entry.seq(), request, credentialRef).buffers()));
-        writeDurably(base + WHY, List.of(ByteBuffer.wrap(describe(entry, refusal))));
+        byte[] why = describe(entry, refusal);
+        writeDurably(base + WHY, List.of(ByteBuffer.wrap(why)));
         SpoolFiles.forceDirectory(dir);
-        seqs.add(entry.seq());
         keptSinceStart.incrementAndGet();
-        censusNanos = 0; // counted again at the next look
+        // Counted in place, not by reading dead/ again: a burst of refusals must not cost a listing each. The next
+        // rescan (at most a second away) corrects what this cannot see (a dead letter written again, a purge).
+        if (seqs.add(entry.seq())) {
+            long bytes = Files.size(dir.resolve(base + ENTRY)) + why.length + (credentialRef == 1
+                    ? Files.size(dir.resolve(base + CREDENTIAL)) : 0);
+            Census was = census;
+            census = new Census(was.count() + 1, was.bytes() + bytes, was.oldest().or(() -> Optional.of(Instant.now())));
+        }
     }
 
     /** Entries held in dead/ whose sequence number is at most {@code seq}. */

@@ -130,6 +130,8 @@ class DeadCommandTest {
         assertTrue(replay.out().startsWith("replayed 2 dead letter(s) into "), replay.out());
         assertTrue(replay.out().contains("no relay runs on this spool"), replay.out());
         assertEquals(List.of(2L), new DeadLetters(relaySpool).seqsOnDisk(), "1 and 3 left dead/, 2 stayed");
+        McpdRun check = run(env, "relay", "spool", "check");
+        assertTrue(check.out().contains("replayed        2 in replay/, for the relay to take"), check.out());
 
         try (Spool spool = Spool.open(relaySpool)) {
             ReplayInbox.Adoption adoption = new ReplayInbox(relaySpool).adoptInto(spool, 1_800_000_000_000L);

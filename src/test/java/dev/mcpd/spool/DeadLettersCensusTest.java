@@ -1,0 +1,43 @@
+package dev.mcpd.spool;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the relay reports of dead/: its own keeps at once, what the CLI changed within a second. */
+class DeadLettersCensusTest {
+
+    @TempDir
+    Path dir;
+
+    private static SpoolEntry entry(long seq) {
+        return new SpoolEntry(seq, new SpoolRequest("POST", "/v1/ingest", "application/json", "", "k" + seq,
+                Optional.empty(), 1L, "{}".getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void aKeepCountsAtOnceAndAPurgeByAnotherProcessShowsWithinASecond() throws Exception {
+        DeadLetters relay = new DeadLetters(dir);
+        assertEquals(0, relay.census().count());
+        for (long seq = 1; seq <= 3; seq++) {
+            relay.keep(entry(seq), new DeadLetters.Refusal("http://up", 400, Instant.now(), "refused", new byte[0]));
+        }
+        DeadLetters.Census kept = relay.census();
+        assertEquals(3, kept.count());
+        assertTrue(kept.bytes() > 0 && kept.oldest().isPresent(), kept.toString());
+        assertEquals(2, relay.countThrough(2));
+
+        DeadLetters cli = DeadLetters.beside(dir).orElseThrow();
+        assertTrue(cli.purge(2));
+        await().atMost(Duration.ofSeconds(3)).until(() -> relay.census().count() == 2);
+        assertEquals(1, relay.countThrough(2), "the barrier's count follows the purge too");
+    }
+}
