@@ -459,8 +459,29 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + barrier_section(res) + health_section(res)
+    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + barrier_section(res) + health_section(res) \
+        + dead_letters_section(res)
     return "\n".join(md)
+
+
+def dead_letters_section(res):
+    rows = res.kind("dead-letters")
+    if not rows:
+        return []
+    first = rows[0]
+    ratio = sorted(r["replay_s"] / r["accept_s"] for r in rows)[len(rows) // 2]
+    return ["## Dead letters replayed", "",
+            f"`bin/mcpd relay` in front of an upstream that refuses with 422: {first['entries']} requests posted (one "
+            "connection, one after the other: the baseline) all land in dead/; then the upstream takes them and "
+            "`mcpd relay dead replay --all` hands them to the running relay (it returns once the relay took them all), "
+            "and they are delivered (`bench/dead_letters.py`, run " + first["date"] + ", `bench/run.sh --only "
+            "dead-letters` measures this phase alone). A replay is bound by forced writes: the CLI's copy of each "
+            "entry, and the relay's append.", "",
+            "| entries | posting them, s | replay, s | replay ÷ posting | delivered after the replay began, s |",
+            "|---|---|---|---|---|",
+            f"| {first['entries']} | {spread((r['accept_s'] for r in rows), '{:.2f}')} | "
+            f"{spread((r['replay_s'] for r in rows), '{:.2f}')} | {ratio:.1f}× | "
+            f"{spread((r['delivered_s'] for r in rows), '{:.2f}')} |", ""]
 
 
 def health_section(res):

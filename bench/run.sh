@@ -13,7 +13,8 @@
 # and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier | --only health]
+# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier | --only health |
+#                      --only dead-letters]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
@@ -29,12 +30,12 @@ quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = barrier ] \
-            || [ "${2:-}" = health ] || {
-            echo "usage: bench/run.sh --only large-bodies|wan|grpc|barrier|health" >&2; exit 2; }
+            || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || {
+            echo "usage: bench/run.sh --only large-bodies|wan|grpc|barrier|health|dead-letters" >&2; exit 2; }
           only=$2 ;;
   "") ;;
   *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier |" \
-       "--only health]" >&2
+       "--only health | --only dead-letters]" >&2
      exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
@@ -44,6 +45,7 @@ if ((quick)); then
   disk_seconds=1
   wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80
   barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3" health_runs=1
+  dead_entries=200 dead_runs=1
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
   reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
@@ -51,6 +53,7 @@ else
   wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx wan_reps=3 wan_backlog=100000 wan_sustained=60
   wan_sustained_rtts=0,80
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
+  dead_entries=1000 dead_runs=3
   report_dir=$root plots_dir=$root/bench/report
 fi
 connections=64
@@ -398,6 +401,13 @@ fi
 if want health; then
   say "health: out of service after the upstream dies, back after it returns (defaults and the ELB example)"
   python3 "$here/health.py" --jar "$root/target/mcpd.jar" --runs "$health_runs" --out "$results" >&2
+fi
+
+# --- dead letters replayed: bench/dead_letters.py ----------------------------------------------------------------------
+if want dead-letters; then
+  say "dead-letters: $dead_entries refused, then replayed into the running relay (against posting them)"
+  python3 "$here/dead_letters.py" --jar "$root/target/mcpd.jar" --entries "$dead_entries" --runs "$dead_runs" \
+    --out "$results" >&2
 fi
 
 # --- the report -------------------------------------------------------------------------------------------------
