@@ -3,35 +3,32 @@ package dev.mcpd.http;
 import dev.mcpd.config.Options;
 import dev.mcpd.config.TlsFiles;
 import io.vertx.core.http.ClientAuth;
-import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
-import io.vertx.core.net.SSLOptions;
+import io.vertx.core.net.KeyCertOptions;
+import io.vertx.core.net.TrustOptions;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The listener's HTTPS (SPEC §12): {@code --tls-cert}/{@code --tls-key}, HTTP/1.1 and HTTP/2 by ALPN, and with
- * {@code --tls-client-ca} a client certificate required of every sender. Vert.x's own TLS does the work; a change of
- * the files is handed to the running server with {@link HttpServer#updateSSLOptions}, which new handshakes use.
+ * {@code --tls-client-ca} a client certificate required of every sender. Vert.x's own TLS does the work, with a key
+ * manager and a trust manager whose contents change when the files do ({@link RotatingKeyManager} says why not
+ * {@code updateSSLOptions}): new handshakes see the new files, open connections keep theirs.
  */
 public final class ListenerTls implements TlsUse {
-
-    private static final Logger LOG = LoggerFactory.getLogger(ListenerTls.class);
 
     private final TlsFiles files;
     private volatile TlsMaterial.Identity identity;
     private volatile Optional<TlsMaterial.Authorities> clientCa;
-    private final List<HttpServer> servers = new CopyOnWriteArrayList<>();
+    private final RotatingKeyManager keys;
+    private final Optional<RotatingTrustManager> trust;
 
     private ListenerTls(TlsFiles files, TlsMaterial.Identity identity, Optional<TlsMaterial.Authorities> clientCa) {
         this.files = files;
         this.identity = identity;
         this.clientCa = clientCa;
+        this.keys = new RotatingKeyManager(identity.keyManagers());
+        this.trust = clientCa.map(ca -> new RotatingTrustManager(ca.trustManagers()));
     }
 
     /** The listener's TLS, read and checked now; empty for plain HTTP. */
@@ -52,14 +49,9 @@ public final class ListenerTls implements TlsUse {
 
     /** The server options, with HTTPS. */
     HttpServerOptions applyTo(HttpServerOptions options) {
-        options.setSsl(true).setUseAlpn(true).setKeyCertOptions(identity.options());
-        clientCa.ifPresent(ca -> options.setTrustOptions(ca.options()).setClientAuth(ClientAuth.REQUIRED));
+        options.setSsl(true).setUseAlpn(true).setKeyCertOptions(KeyCertOptions.wrap(keys));
+        trust.ifPresent(t -> options.setTrustOptions(TrustOptions.wrap(t)).setClientAuth(ClientAuth.REQUIRED));
         return options;
-    }
-
-    /** A server made with {@link #applyTo}'s options: it is given new files when they change. */
-    void serving(HttpServer server) {
-        servers.add(server);
     }
 
     @Override
@@ -73,23 +65,19 @@ public final class ListenerTls implements TlsUse {
     }
 
     @Override
-    public Optional<String> reloadIfChanged() {
+    public synchronized Optional<String> reloadIfChanged() {
         TlsMaterial.Identity newIdentity = identity(files);
         Optional<TlsMaterial.Authorities> newCa = authorities(files);
+        boolean identitySame = newIdentity.sameAs(identity);
         boolean caSame = newCa.map(ca -> ca.sameAs(clientCa.orElse(null))).orElse(clientCa.isEmpty());
-        if (newIdentity.sameAs(identity) && caSame) {
+        if (identitySame && caSame) {
             return Optional.empty();
         }
-        SSLOptions ssl = new SSLOptions().setKeyCertOptions(newIdentity.options()).setUseAlpn(true);
-        newCa.ifPresent(ca -> ssl.setTrustOptions(ca.options()));
-        for (HttpServer server : servers) {
-            try {
-                server.updateSSLOptions(ssl, true).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                LOG.warn("the listener could not take the new TLS files ({}); it keeps the ones it has",
-                        RootCause.oneLine(e));
-                return Optional.empty();
-            }
+        if (!identitySame) {
+            keys.use(newIdentity.keyManagers());
+        }
+        if (!caSame) {
+            trust.orElseThrow().use(newCa.orElseThrow().trustManagers());
         }
         identity = newIdentity;
         clientCa = newCa;

@@ -73,9 +73,7 @@ final class ListenerVertx extends VertxWrapper {
                 .setHttp2ConnectionWindowSize(Http2Windows.CONNECTION);
         ours.setInitialSettings(new Http2Settings(ours.getInitialSettings()).setInitialWindowSize(Http2Windows.STREAM));
         tls.ifPresent(listener -> listener.applyTo(ours));
-        HttpServer server = super.createHttpServer(ours);
-        tls.ifPresent(listener -> listener.serving(server));
-        return new BehindFrontDoor(server);
+        return new BehindFrontDoor(super.createHttpServer(ours));
     }
 
     @Override
