@@ -1,20 +1,17 @@
 package dev.mcpd.it;
 
+import static dev.mcpd.it.Podman.podman;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,53 +21,18 @@ import org.junit.jupiter.api.Test;
  * stand-in base images deploy/docker/standin-images.sh makes (.ci/run runs it), then a collector container and a
  * relay container in front of it run read-only as the image's user; a request goes through both, the image's
  * HEALTHCHECK passes, and a stop ends the relay within seconds. Where podman cannot run containers, or the stand-ins
- * are missing, it says so and is skipped.
- *
- * <p>podman runs with {@code --runtime runc} (crun refuses this kernel's hybrid cgroups), {@code --format docker}
- * (the OCI format drops HEALTHCHECK), ulimits set explicitly (podman's defaults exceed what this sandbox grants) and
- * the host's network (its own networks need privileges a sandbox may lack).
+ * are missing, it says so and is skipped. The containers use the host's network, as a sandbox without podman's own
+ * networks would ({@link ComposeUpIT} runs on podman's networks).
  */
 class ContainerIT {
 
     private static final String IMAGE = "localhost/mcpd:it";
     private static final String NAME = "mcpd-it-" + ProcessHandle.current().pid();
-    private static final List<String> RUN = List.of("--runtime", "runc");
-    private static final List<String> LIMITS = List.of("--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096");
-
-    record Result(int status, String output) {
-    }
-
-    static Result podman(Duration deadline, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("podman"));
-        command.addAll(RUN);
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] output = process.getInputStream().readAllBytes();
-        if (!process.waitFor(deadline.toSeconds(), TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            return new Result(-1, String.join(" ", command) + " did not end in " + deadline);
-        }
-        return new Result(process.exitValue(), new String(output, StandardCharsets.UTF_8));
-    }
 
     @BeforeAll
     static void buildTheImage() throws Exception {
-        Result info;
-        try {
-            info = podman(Duration.ofSeconds(30), "info", "--format", "{{.Host.OCIRuntime.Name}}");
-        } catch (IOException e) {
-            info = new Result(-1, e.getMessage());
-        }
-        assumeTrue(info.status() == 0, "podman cannot run here: " + info.output().strip());
-        for (String base : List.of("docker.io/library/maven:3.9-eclipse-temurin-17",
-                "docker.io/library/eclipse-temurin:17-jre")) {
-            assumeTrue(podman(Duration.ofSeconds(30), "image", "exists", base).status() == 0,
-                    "no base image " + base + ": run deploy/docker/standin-images.sh (.ci/run does)");
-        }
-        Result build = podman(Duration.ofMinutes(10), "build", "--network", "host", "--format", "docker",
-                LIMITS.get(0), LIMITS.get(1), LIMITS.get(2), LIMITS.get(3), "-f", "deploy/docker/Dockerfile",
-                "-t", IMAGE, ".");
-        assertEquals(0, build.status(), "podman build:\n" + build.output());
+        Podman.assumeUsable(Podman.BASES);
+        Podman.build(IMAGE);
     }
 
     @AfterAll
@@ -79,10 +41,10 @@ class ContainerIT {
         podman(Duration.ofSeconds(30), "volume", "rm", "-f", NAME + "-relay", NAME + "-collector");
     }
 
-    private static Result run(String name, int port, String... command) throws Exception {
+    private static Podman.Result run(String name, int port, String... command) throws Exception {
         List<String> args = new ArrayList<>(List.of("run", "-d", "--name", name, "--network", "host",
                 "--read-only", "--tmpfs", "/tmp", "-v", name + ":/data", "-e", "MCPD_LISTEN=127.0.0.1:" + port));
-        args.addAll(LIMITS);
+        args.addAll(Podman.LIMITS);
         args.add(IMAGE);
         args.addAll(List.of(command));
         return podman(Duration.ofSeconds(60), args.toArray(String[]::new));
@@ -92,9 +54,10 @@ class ContainerIT {
     void theImageRunsReadOnlyAsItsUserDeliversPassesItsHealthCheckAndStops() throws Exception {
         int collectorPort = PackagedJar.freePort();
         int relayPort = PackagedJar.freePort();
-        Result collector = run(NAME + "-collector", collectorPort, "serve");
+        Podman.Result collector = run(NAME + "-collector", collectorPort, "serve");
         assertEquals(0, collector.status(), collector.output());
-        Result relay = run(NAME + "-relay", relayPort, "relay", "--upstream", "http://127.0.0.1:" + collectorPort);
+        Podman.Result relay = run(NAME + "-relay", relayPort, "relay", "--upstream",
+                "http://127.0.0.1:" + collectorPort);
         assertEquals(0, relay.status(), relay.output());
 
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -113,15 +76,16 @@ class ContainerIT {
 
         assertEquals("10001", podman(Duration.ofSeconds(30), "exec", NAME + "-relay", "id", "-u").output().strip(),
                 "the image's own user");
-        Result write = podman(Duration.ofSeconds(30), "exec", NAME + "-relay", "sh", "-c", "touch /opt/mcpd/x");
+        Podman.Result write = podman(Duration.ofSeconds(30), "exec", NAME + "-relay", "sh", "-c", "touch /opt/mcpd/x");
         assertTrue(write.status() != 0, "the root filesystem is read-only: " + write.output());
-        Result health = podman(Duration.ofSeconds(30), "healthcheck", "run", NAME + "-relay");
+        Podman.Result health = podman(Duration.ofSeconds(30), "healthcheck", "run", NAME + "-relay");
         assertEquals(0, health.status(), "the image's HEALTHCHECK: " + health.output());
 
         long started = System.nanoTime();
         podman(Duration.ofSeconds(30), "stop", "-t", "10", NAME + "-relay");
         long stopMillis = (System.nanoTime() - started) / 1_000_000;
-        Result exit = podman(Duration.ofSeconds(30), "inspect", "--format", "{{.State.ExitCode}}", NAME + "-relay");
+        Podman.Result exit = podman(Duration.ofSeconds(30), "inspect", "--format", "{{.State.ExitCode}}",
+                NAME + "-relay");
         assertTrue(List.of("0", "143").contains(exit.output().strip()), "SIGTERM ends it: " + exit.output());
         assertTrue(stopMillis < 10_000, "stopped before podman's 10 s grace ran out (" + stopMillis + " ms)");
     }
