@@ -262,12 +262,27 @@ class TlsTest {
         }
     }
 
+    /** The server's files copied to where the relay reads them, so that a test can replace them. */
+    private TestCertificates.Pair live() throws IOException {
+        TestCertificates.Pair live = new TestCertificates.Pair(tmp.resolve("live.pem"), tmp.resolve("live.key"));
+        Files.copy(server.cert(), live.cert());
+        Files.copy(server.key(), live.key());
+        return live;
+    }
+
+    /** What cert-manager does: new files written beside, then moved into place (key, then certificate). */
+    private void replace(TestCertificates.Pair live, TestCertificates.Pair next) throws IOException {
+        Path key = Files.copy(next.key(), tmp.resolve("live.key.new"), StandardCopyOption.REPLACE_EXISTING);
+        Path cert = Files.copy(next.cert(), tmp.resolve("live.pem.new"), StandardCopyOption.REPLACE_EXISTING);
+        Files.move(key, live.key(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        Files.move(cert, live.cert(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
     @Test
     void newCertificateFilesReachNewHandshakesWhileAnOpenConnectionGoesOn() throws Exception {
-        Path cert = tmp.resolve("live.pem");
-        Path key = tmp.resolve("live.key");
-        Files.copy(server.cert(), cert);
-        Files.copy(server.key(), key);
+        TestCertificates.Pair live = live();
+        Path cert = live.cert();
+        Path key = live.key();
         TestCertificates.Pair renewed = ca.server("renewed", "relay.renewed");
         try (RunningRelay relay = RunningRelay.start(tmp.resolve("relay"), Map.of("MCPD_TLS_CERT", cert.toString(),
                 "MCPD_TLS_KEY", key.toString()), FAST); CapturedLog log = new CapturedLog()) {
@@ -276,11 +291,7 @@ class TlsTest {
                     HttpResponse.BodyHandlers.ofString());
             assertEquals("CN=relay.internal", peer(before.sslSession().orElseThrow()));
 
-            // What cert-manager does: new files moved into place.
-            Files.copy(renewed.key(), tmp.resolve("live.key.new"));
-            Files.copy(renewed.cert(), tmp.resolve("live.pem.new"));
-            Files.move(tmp.resolve("live.key.new"), key, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            Files.move(tmp.resolve("live.pem.new"), cert, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            replace(live, renewed);
 
             await().atMost(Duration.ofSeconds(60)).until(() -> peer(trusting(HttpClient.Version.HTTP_1_1,
                     Optional.empty()).send(HttpRequest.newBuilder(https(relay, "/healthz")).build(),
@@ -309,10 +320,9 @@ class TlsTest {
      */
     @Test
     void noHandshakeFailsWhileTheFilesChange() throws Exception {
-        Path cert = tmp.resolve("live.pem");
-        Path key = tmp.resolve("live.key");
-        Files.copy(server.cert(), cert);
-        Files.copy(server.key(), key);
+        TestCertificates.Pair live = live();
+        Path cert = live.cert();
+        Path key = live.key();
         List<TestCertificates.Pair> identities = List.of(ca.server("renewed", "relay.renewed"), server);
         List<String> names = List.of("CN=relay.renewed", "CN=relay.internal");
         try (RunningRelay relay = RunningRelay.start(tmp.resolve("relay"), Map.of("MCPD_TLS_CERT", cert.toString(),
@@ -322,13 +332,7 @@ class TlsTest {
             loop.start();
             try {
                 for (int change = 0; change < 4; change++) {
-                    TestCertificates.Pair next = identities.get(change % 2);
-                    Files.copy(next.key(), tmp.resolve("live.key.new"), StandardCopyOption.REPLACE_EXISTING);
-                    Files.copy(next.cert(), tmp.resolve("live.pem.new"), StandardCopyOption.REPLACE_EXISTING);
-                    Files.move(tmp.resolve("live.key.new"), key, StandardCopyOption.REPLACE_EXISTING,
-                            StandardCopyOption.ATOMIC_MOVE);
-                    Files.move(tmp.resolve("live.pem.new"), cert, StandardCopyOption.REPLACE_EXISTING,
-                            StandardCopyOption.ATOMIC_MOVE);
+                    replace(live, identities.get(change % 2));
                     String expected = names.get(change % 2);
                     long seen = handshakes.count(expected);
                     await().atMost(Duration.ofSeconds(30)).until(() -> handshakes.count(expected) >= seen + 20
