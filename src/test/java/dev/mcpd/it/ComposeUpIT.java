@@ -53,6 +53,7 @@ class ComposeUpIT {
         List<String> images = new ArrayList<>(Podman.BASES);
         images.add(Podman.POSTGRES);
         Podman.assumeUsable(images);
+        assumeNetworksWork();
         for (int port : PORTS) {
             assumeTrue(free(port), "port " + port + " is in use: the Compose file publishes 4317–4319");
         }
@@ -66,6 +67,24 @@ class ComposeUpIT {
                 runtime = "runc"
                 """);
         Podman.build("localhost/mcpd:local");
+    }
+
+    /** Compose's services find each other by name on a network of their own: podman must be able to make one. */
+    private static void assumeNetworksWork() throws Exception {
+        String network = PROJECT + "_probe";
+        Podman.Result made = podman(Duration.ofSeconds(30), "network", "create", network);
+        try {
+            List<String> args = new ArrayList<>(List.of("run", "--rm", "--network", network, "--network-alias",
+                    "probe"));
+            args.addAll(Podman.LIMITS);
+            args.addAll(List.of(Podman.BASES.get(1), "getent", "hosts", "probe"));
+            Podman.Result resolved = made.status() == 0 ? podman(Duration.ofSeconds(60), args.toArray(String[]::new))
+                    : made;
+            assumeTrue(resolved.status() == 0, "podman cannot run containers on a network of its own here (the"
+                    + " Compose file needs one): " + resolved.output().strip());
+        } finally {
+            podman(Duration.ofSeconds(30), "network", "rm", "-f", network);
+        }
     }
 
     @AfterAll
