@@ -459,7 +459,7 @@ def report(res, plots_dir, plots_link):
            "`mcpd serve`, 1 KiB native batches (one event), each with its own `Idempotency-Key`, 64 connections.", ""]
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
-    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + barrier_section(res) + health_section(res) \
+    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + tls_section(res) + barrier_section(res) + health_section(res) \
         + dead_letters_section(res)
     return "\n".join(md)
 
@@ -568,6 +568,35 @@ def grpc_section(res):
                   f"{spread(r['rps'] for r in http)} | {spread(r['rps'] for r in grpc)} | "
                   f"{ratio(median(r['rps'] for r in grpc), median(r['rps'] for r in http))} | "
                   f"{cpu_per_request(http)} / {cpu_per_request(grpc)} | {num(accepted)} / {num(completed)} |")
+    return md + [""]
+
+
+def tls_section(res):
+    rows = res.kind("tls-accept")
+    if not rows:
+        return []
+    md = ["## HTTPS on the listener", "",
+          "Two `bin/mcpd relay` processes side by side (upstream down: the accept path alone), one with "
+          "`--tls-cert`/`--tls-key` (ECDSA P-256, the JDK's TLS through Vert.x), loaded in turn by wrk with the same "
+          "1 KiB POST: keep-alive on 64 connections, as an SDK's exporter sends, and a new connection for every request "
+          "on 16 (`Connection: close`: a full handshake each, no resumption), each relay warmed first (run "
+          + rows[0]["date"] + ", `bench/run.sh --only tls` measures this phase alone). wrk and the relays share the "
+          "machine's two cores; the relay's own CPU (cores, user + system) is given beside the rates.", "",
+          "| shape | HTTP req/s | HTTPS req/s | HTTPS / HTTP | HTTPS p99 ms | relay CPU cores, HTTP / HTTPS | "
+          "non-2xx + socket errors |",
+          "|---|---|---|---|---|---|---|"]
+    names = {"keep-alive": "keep-alive, 64 connections", "per-request": "a connection per request, 16 connections"}
+    for shape in ["keep-alive", "per-request"]:
+        http = [r for r in rows if r["protocol"] == "http" and r["shape"] == shape]
+        https = [r for r in rows if r["protocol"] == "https" and r["shape"] == shape]
+        if not http or not https:
+            continue
+        errors = sum(r["non2xx"] + r["socket_errors"] for r in http + https)
+        md.append(f"| {names[shape]} | {spread(r['rps'] for r in http)} | {spread(r['rps'] for r in https)} | "
+                  f"{ratio(median(r['rps'] for r in https), median(r['rps'] for r in http))} | "
+                  f"{spread((r['p99_ms'] for r in https), '{:,.1f}')} | "
+                  f"{spread((r['cpu_cores'] for r in http), '{:.2f}')} / "
+                  f"{spread((r['cpu_cores'] for r in https), '{:.2f}')} | {num(errors)} |")
     return md + [""]
 
 

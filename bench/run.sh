@@ -13,12 +13,12 @@
 # and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier | --only health |
-#                      --only dead-letters]
+# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
+#                      --only health | --only dead-letters]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only large-bodies | --only wan | --only grpc | --only barrier | --only health
+#   --only large-bodies | --only wan | --only grpc | --only tls | --only barrier | --only health
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -29,12 +29,13 @@ root=$(cd "$here/.." && pwd)
 quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
-  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = barrier ] \
+  --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
+          || [ "${2:-}" = barrier ] \
             || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || {
-            echo "usage: bench/run.sh --only large-bodies|wan|grpc|barrier|health|dead-letters" >&2; exit 2; }
+            echo "usage: bench/run.sh --only large-bodies|wan|grpc|tls|barrier|health|dead-letters" >&2; exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only barrier |" \
+  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
        "--only health | --only dead-letters]" >&2
      exit 2 ;;
 esac
@@ -76,10 +77,11 @@ fi
 # The work directory holds the spools: on the disk, not a tmpfs (ceiling C is measured in it too).
 work=$(mktemp -d "${MCPD_BENCH_DIR:-/var/tmp}/mcpd-bench.XXXXXX")
 results=$work/results.jsonl
-relay_port=14400 serve_port=14440 a_port=18181 b_port=18182 down_port=18183
+relay_port=14400 tls_port=14401 serve_port=14440 a_port=18181 b_port=18182 down_port=18183
 cleanup() {
   set +e # every step, whatever failed before it
   pkill -f "mcpd.jar relay --listen 127.0.0.1:$relay_port"
+  pkill -f "mcpd.jar relay --listen 127.0.0.1:$tls_port"
   pkill -f "mcpd.jar serve --listen 127.0.0.1:$serve_port"
   for conf in "$work"/nginx-*.conf; do
     [ -f "${conf%.conf}.pid" ] && nginx -c "$conf" -s stop 2>/dev/null
@@ -368,6 +370,57 @@ open(sys.argv[1] + '/message.grpc', 'wb').write(b'\\0' + struct.pack('>I', len(m
       grpc_load grpc $shape "$seconds"
     done
   done
+  stop_relay
+fi
+
+# --- HTTPS on the listener beside plain HTTP: the same relay twice, one with --tls-cert/--tls-key ----------------------
+# Two relays side by side (upstream down: the accept path alone), each warmed first, loaded in turn by wrk with the
+# same 1 KiB POST: keep-alive on 64 connections (what an SDK's exporter does), and a new connection for every request
+# on 16 (`Connection: close`: each request pays a full handshake, ECDSA P-256, TLS 1.3, no resumption).
+tls_load() { # tls_load PROTOCOL SHAPE CONNECTIONS SECONDS [HEADER]
+  local url pid before line cpu
+  if [ "$1" = https ]; then url="https://127.0.0.1:$tls_port/v1/ingest" pid=$tls_pid
+  else url="http://127.0.0.1:$relay_port/v1/ingest" pid=$relay_pid; fi
+  before=$(cpu_ticks "$pid")
+  line=$(wrk -t2 -c"$3" -d"$4s" ${5:+-H "$5"} -s "$here/post.lua" "$url" | tail -1)
+  cpu=$(awk -v t="$(($(cpu_ticks "$pid") - before))" -v hz="$(getconf CLK_TCK)" -v s="$4" 'BEGIN {printf "%.2f", t / hz / s}')
+  record "{\"kind\":\"tls-accept\",\"protocol\":\"$1\",\"shape\":\"$2\",\"connections\":$3,\"cpu_cores\":$cpu,\"date\":\"$(date -u +%Y-%m-%dT%H:%MZ)\",${line#\{}"
+}
+if want tls; then
+  say "tls: HTTPS beside HTTP, $reps × ${seconds} s per protocol and shape"
+  pki=$work/pki && mkdir -p "$pki"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/ca.key" \
+    -out "$pki/ca.pem" -days 2 -subj "/CN=bench CA" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/relay.key" \
+    -out "$pki/relay.csr" -subj "/CN=bench relay" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$pki/ext"
+  openssl x509 -req -in "$pki/relay.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" -CAcreateserial \
+    -out "$pki/relay.pem" -days 1 -extfile "$pki/ext" 2>/dev/null
+  rm -rf "$work/tls-plain" "$work/tls-https"
+  start_relay "$work/tls-plain" 18189 # nothing listens there
+  MCPD_JAVA_OPTS="${MCPD_BENCH_JAVA_OPTS:-}" "$root/bin/mcpd" relay --listen "127.0.0.1:$tls_port" \
+    --upstream http://127.0.0.1:18189 --data "$work/tls-https/mcpd.db" --spool-max-bytes 64GiB \
+    --tls-cert "$pki/relay.pem" --tls-key "$pki/relay.key" >>"$work/relay-tls.log" 2>&1 &
+  tls_pid=$!
+  for _ in $(seq 1 1200); do
+    curl -sf -o /dev/null --cacert "$pki/ca.pem" "https://127.0.0.1:$tls_port/healthz" && break
+    sleep 0.05
+  done
+  curl -sf -o /dev/null --cacert "$pki/ca.pem" "https://127.0.0.1:$tls_port/healthz" \
+    || { echo "the HTTPS relay did not start" >&2; tail "$work/relay-tls.log" >&2; exit 1; }
+  for protocol in http https; do
+    tls_load "$protocol" keep-alive 64 "$relay_warmup"
+    tls_load "$protocol" per-request 16 "$relay_warmup" 'Connection: close'
+  done
+  sed -i '/"kind":"tls-accept"/d' "$results" # the warm-up runs
+  for rep in $(seq 1 "$reps"); do
+    for protocol in http https; do
+      tls_load "$protocol" keep-alive 64 "$seconds"
+      tls_load "$protocol" per-request 16 "$seconds" 'Connection: close'
+    done
+  done
+  kill "$tls_pid" 2>/dev/null || true
+  wait "$tls_pid" 2>/dev/null || true
   stop_relay
 fi
 
