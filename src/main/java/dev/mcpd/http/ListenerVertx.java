@@ -92,7 +92,8 @@ final class ListenerVertx extends VertxWrapper {
 
         @Override
         public HttpServer requestHandler(Handler<HttpServerRequest> handler) {
-            server.requestHandler(FrontDoor.before(handler, refusals));
+            Handler<HttpServerRequest> door = FrontDoor.before(handler, refusals);
+            server.requestHandler(tls.map(listener -> listener.admitting(door, refusals)).orElse(door));
             return this;
         }
 

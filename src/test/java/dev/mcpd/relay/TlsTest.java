@@ -168,15 +168,21 @@ class TlsTest {
         }
     }
 
+    /**
+     * A new client authority file is taken for new handshakes; a sender the authority taken out signed is refused from
+     * its next request on, also over the connection it had open (and any TLS session it would resume).
+     */
     @Test
-    void aNewClientAuthorityFileIsTakenForNewHandshakes() throws Exception {
+    void aNewClientAuthorityFileIsTakenForNewHandshakesAndOpenConnections() throws Exception {
         TestCertificates next = TestCertificates.authority(tmp.resolve("next"), "next");
         TestCertificates.Pair oldSender = ca.client("old-sender", "old-sender");
         TestCertificates.Pair newSender = next.client("new-sender", "new-sender");
         Path clientCa = Files.copy(ca.caCert, tmp.resolve("client-ca.pem"));
-        try (RunningRelay relay = httpsRelay(Map.of("MCPD_TLS_CLIENT_CA", clientCa.toString()))) {
-            assertEquals(202, trusting(HttpClient.Version.HTTP_1_1, Optional.of(oldSender))
-                    .send(ingest(https(relay, "/v1/ingest")), HttpResponse.BodyHandlers.ofString()).statusCode());
+        try (RunningRelay relay = httpsRelay(Map.of("MCPD_TLS_CLIENT_CA", clientCa.toString()));
+             CapturedLog log = new CapturedLog()) {
+            HttpClient keptOpen = trusting(HttpClient.Version.HTTP_2, Optional.of(oldSender));
+            assertEquals(202, keptOpen.send(ingest(https(relay, "/v1/ingest")), HttpResponse.BodyHandlers.ofString())
+                    .statusCode());
             Files.copy(next.caCert, tmp.resolve("client-ca.pem.new"));
             Files.move(tmp.resolve("client-ca.pem.new"), clientCa, StandardCopyOption.REPLACE_EXISTING,
                     StandardCopyOption.ATOMIC_MOVE);
@@ -187,7 +193,14 @@ class TlsTest {
             assertThrows(IOException.class, () -> trusting(HttpClient.Version.HTTP_1_1, Optional.of(oldSender))
                     .send(ingest(https(relay, "/v1/ingest")), HttpResponse.BodyHandlers.ofString()),
                     "the authority taken out is no longer trusted");
+            assertThrows(IOException.class, () -> keptOpen.send(ingest(https(relay, "/v1/ingest")),
+                    HttpResponse.BodyHandlers.ofString()), "nor over the connection its sender kept open");
+            assertThrows(IOException.class, () -> keptOpen.send(ingest(https(relay, "/v1/ingest")),
+                    HttpResponse.BodyHandlers.ofString()), "nor over the next one");
             assertEquals(2, relay.spooled().size());
+            assertTrue(log.events("dev.mcpd", ch.qos.logback.classic.Level.INFO).stream().anyMatch(e ->
+                    e.getFormattedMessage().contains("now in --tls-client-ca\" subject=\"CN=old-sender\"")),
+                    "said in one line");
         }
     }
 
