@@ -147,7 +147,9 @@ class ComposeUpIT {
                 == 200);
         HttpResponse<String> accepted = ingest("hello");
         assertEquals(202, accepted.statusCode(), accepted.body());
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
+        // A collector that started before PostgreSQL answered is restarted, and the relay's retries back off: minutes
+        // at worst on a loaded machine, seconds here.
+        await().atMost(Duration.ofSeconds(180)).ignoreExceptions().until(() ->
                 get(4318, "/v1/stats").body().contains("\"events\":1,"));
         assertTrue(get(4319, "/v1/stats").body().contains("\"events\":1,"),
                 "collector-2 reads the same PostgreSQL store");
@@ -160,7 +162,7 @@ class ComposeUpIT {
         assertEquals(0, stop.status(), stop.output());
         HttpResponse<String> second = ingest("after collector-1 stopped");
         assertEquals(202, second.statusCode(), second.body());
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
+        await().atMost(Duration.ofSeconds(120)).ignoreExceptions().until(() ->
                 get(4319, "/v1/stats").body().contains("\"events\":2,"));
         Map<String, Long> delivered = new java.util.HashMap<>();
         for (com.fasterxml.jackson.databind.JsonNode upstream : new com.fasterxml.jackson.databind.ObjectMapper()
