@@ -69,21 +69,61 @@ class ComposeUpIT {
         Podman.build("localhost/mcpd:local");
     }
 
-    /** Compose's services find each other by name on a network of their own: podman must be able to make one. */
+    /**
+     * What the Compose file needs of podman's networks: containers on a network of their own that reach each other by
+     * name, and a published port the host reaches. A sandbox may lack what they take (the test then says so).
+     */
     private static void assumeNetworksWork() throws Exception {
         String network = PROJECT + "_probe";
-        Podman.Result made = podman(Duration.ofSeconds(30), "network", "create", network);
+        String server = PROJECT + "_probe_server";
+        int published = PackagedJar.freePort();
+        Path dir = Files.createTempDirectory("mcpd-network-probe");
+        Files.writeString(dir.resolve("Probe.java"), """
+                public class Probe {
+                    public static void main(String[] args) throws Exception {
+                        var server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress(8080), 0);
+                        server.createContext("/", exchange -> {
+                            exchange.sendResponseHeaders(200, 2);
+                            exchange.getResponseBody().write("ok".getBytes());
+                            exchange.close();
+                        });
+                        server.start();
+                    }
+                }
+                """);
         try {
-            List<String> args = new ArrayList<>(List.of("run", "--rm", "--network", network, "--network-alias",
-                    "probe"));
-            args.addAll(Podman.LIMITS);
-            args.addAll(List.of(Podman.BASES.get(1), "getent", "hosts", "probe"));
-            Podman.Result resolved = made.status() == 0 ? podman(Duration.ofSeconds(60), args.toArray(String[]::new))
-                    : made;
-            assumeTrue(resolved.status() == 0, "podman cannot run containers on a network of its own here (the"
-                    + " Compose file needs one): " + resolved.output().strip());
+            Podman.Result step = podman(Duration.ofSeconds(30), "network", "create", network);
+            if (step.status() == 0) {
+                List<String> args = new ArrayList<>(List.of("run", "-d", "--name", server, "--network", network,
+                        "--network-alias", "probe", "-p", published + ":8080", "-v", dir + ":/probe:ro"));
+                args.addAll(Podman.LIMITS);
+                args.addAll(List.of(Podman.BASES.get(0), "java", "/probe/Probe.java"));
+                step = podman(Duration.ofSeconds(60), args.toArray(String[]::new));
+            }
+            if (step.status() == 0) {
+                List<String> args = new ArrayList<>(List.of("run", "--rm", "--network", network));
+                args.addAll(Podman.LIMITS);
+                args.addAll(List.of(Podman.BASES.get(1), "sh", "-c", "for i in $(seq 1 120); do"
+                        + " curl -sf http://probe:8080/ && exit 0; sleep 0.5; done; exit 1"));
+                step = podman(Duration.ofSeconds(90), args.toArray(String[]::new));
+            }
+            assumeTrue(step.status() == 0, "podman cannot run containers that reach each other by name on a network"
+                    + " of their own here (the Compose file needs it): " + step.output().strip());
+            boolean reached;
+            try {
+                reached = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                        + published + "/")).timeout(Duration.ofSeconds(10)).build(),
+                        HttpResponse.BodyHandlers.ofString()).body().equals("ok");
+            } catch (IOException e) {
+                reached = false;
+            }
+            assumeTrue(reached, "podman cannot publish a container's port to this host (the Compose file publishes"
+                    + " 4317–4319)");
         } finally {
+            podman(Duration.ofSeconds(30), "rm", "-f", server);
             podman(Duration.ofSeconds(30), "network", "rm", "-f", network);
+            Files.deleteIfExists(dir.resolve("Probe.java"));
+            Files.deleteIfExists(dir);
         }
     }
 
