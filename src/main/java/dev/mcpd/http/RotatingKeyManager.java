@@ -16,8 +16,8 @@ import javax.net.ssl.X509ExtendedKeyManager;
  *
  * <p>Why not Vert.x's {@code HttpServer.updateSSLOptions}: in 4.5.24–4.5.27 it installs the new SSL context as a
  * future that completes on a worker thread, and a connection accepted meanwhile fails with a
- * {@code NullPointerException} (a handshake refused, a stack trace in the log) — {@code TlsTest} saw it on every
- * change. The server's context is built once with this key manager and never replaced.
+ * {@code NullPointerException} (a handshake refused, a stack trace in the log) — {@code TlsTest}'s handshakes during
+ * a change met it at once. The server's context is built once with this key manager and never replaced.
  */
 final class RotatingKeyManager extends X509ExtendedKeyManager {
 
