@@ -104,6 +104,19 @@ class GrpcRefusalsTest {
                 "the key is checked before the size");
     }
 
+    /** One connection, as an SDK's channel: calls taken and refused in turn, each answered, none left hanging. */
+    @Test
+    void manyCallsOnOneConnectionTakenAndRefusedInTurnAreEachAnswered() {
+        Map<String, String> key = Map.of("x-mcpd-key", KEY);
+        byte[] atTheLimit = framed(message(MAX_BODY, 't'));
+        byte[] overIt = framed(message(MAX_BODY + 1, 'u'));
+        for (int i = 0; i < 500; i++) {
+            assertEquals(0, relay.grpc().call(GrpcClient.TRACES, key, atTheLimit).grpcStatus(), "taken, call " + i);
+            assertEquals(8, relay.grpc().call(GrpcClient.TRACES, key, overIt).grpcStatus(), "too large, call " + i);
+            assertEquals(16, relay.grpc().call(GrpcClient.TRACES, Map.of(), overIt).grpcStatus(), "no key, call " + i);
+        }
+    }
+
     @Test
     void aMessageThatDoesNotArriveInTimeIsDeadlineExceeded(@TempDir Path dir) {
         try (RunningRelay slow = RunningRelay.start(dir, Map.of("MCPD_REQUEST_TIMEOUT_SECONDS", "1"));
