@@ -43,15 +43,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def until(condition, timeout=300):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return time.time()
-        time.sleep(0.05)
-    raise RuntimeError("not within %d s" % timeout)
-
-
 def one(args, run, out):
     with wan.scratch("mcpd-dead-") as (work, procs):
         upstream = Upstream(("127.0.0.1", 0), Handler)
@@ -66,15 +57,16 @@ def one(args, run, out):
                          headers={"content-type": "application/json"})
             conn.getresponse().read()
         accept_s = time.time() - started
-        until(lambda: wan.get_json(relay_port, "/relay/status")["deadLetters"]["count"] == args.entries)
+        wan.until(lambda: wan.get_json(relay_port, "/relay/status")["deadLetters"]["count"] == args.entries, 300)
         upstream.taking = True
         started = time.time()
         subprocess.run(wan.mcpd(args.jar) + ["relay", "dead", "replay", "--all", "--data",
                                              os.path.join(work, "relay", "relay.db")],
                        check=True, stdout=subprocess.DEVNULL)
         replay_s = time.time() - started
-        delivered_s = until(lambda: wan.spool_entries(relay_port) == 0
-                            and wan.get_json(relay_port, "/relay/status")["deadLetters"]["count"] == 0) - started
+        delivered_s = wan.until(lambda: wan.spool_entries(relay_port) == 0
+                                and wan.get_json(relay_port, "/relay/status")["deadLetters"]["count"] == 0,
+                                300) - started
         upstream.shutdown()
         wan.record(out, {"kind": "dead-letters", "run": run, "entries": args.entries, "accept_s": round(accept_s, 2),
                          "replay_s": round(replay_s, 2), "delivered_s": round(delivered_s, 2),

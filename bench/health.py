@@ -28,15 +28,6 @@ def in_service(relay_port):
     return wan.get_json(relay_port, "/relay/status")["upstreams"][0]["inService"]
 
 
-def until(condition, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return time.time()
-        time.sleep(0.05)
-    raise RuntimeError("not within %d s" % timeout)
-
-
 def collector(procs, work, jar, port):
     process = procs.start("collector", wan.mcpd(jar) + ["serve", "--listen", "127.0.0.1:%d" % port,
                                                          "--data", os.path.join(work, "collector.db")])
@@ -50,16 +41,16 @@ def one(args, name, run, out):
         serve = collector(procs, work, args.jar, port)
         wan.relay(procs, work, args.jar, relay_port, port, {}, SETTINGS[name])
         wan.wait_http(relay_port)
-        until(lambda: in_service(relay_port))
+        wan.until(lambda: in_service(relay_port), 120)
         time.sleep(2)  # a few checks in the steady state
         serve.kill()
         serve.wait()
         procs.running.remove(serve)
         died = time.time()
-        out_at = until(lambda: not in_service(relay_port))
+        out_at = wan.until(lambda: not in_service(relay_port), 120)
         collector(procs, work, args.jar, port)
         back = time.time()
-        in_at = until(lambda: in_service(relay_port))
+        in_at = wan.until(lambda: in_service(relay_port), 120)
         wan.record(out, {"kind": "health", "settings": name, "run": run, "args": " ".join(SETTINGS[name]),
                          "detect_s": round(out_at - died, 2), "recover_s": round(in_at - back, 2),
                          "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())})

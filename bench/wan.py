@@ -36,6 +36,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def until(condition, timeout):
+    """The time at which condition() first holds, looked at every 50 ms; an error after timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return time.time()
+        time.sleep(0.05)
+    raise RuntimeError("not within %d s" % timeout)
+
+
 def wait_http(port, path="/healthz", timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
