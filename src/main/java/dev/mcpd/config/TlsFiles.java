@@ -58,15 +58,31 @@ public record TlsFiles(Optional<Path> cert, Optional<Path> key, Optional<Path> c
         return files;
     }
 
-    /** The {@code tls} line of {@code mcpd config}: file names only, never their content. */
+    /**
+     * The {@code tls} line of {@code mcpd config}: the files, and of each certificate presented its subject and when
+     * it expires (SPEC §12) — never key material.
+     */
     String describe() {
-        String listener = cert.map(c -> "HTTPS with " + c + " (key " + key.orElseThrow() + ")"
+        String listener = cert.map(c -> "HTTPS with " + c + certificate(c) + " (key " + key.orElseThrow() + ")"
                 + clientCa.map(ca -> ", client certificates signed by " + ca + " required").orElse(""))
                 .orElse("plain HTTP");
         return "listener " + listener + "; https:// upstreams trusted by "
                 + upstreamCa.map(Path::toString).orElse("the JDK's trust store")
-                + upstreamClientCert.map(c -> ", client certificate " + c + " (key " + upstreamClientKey.orElseThrow()
+                + upstreamClientCert.map(c -> ", client certificate " + c + certificate(c) + " (key "
+                        + upstreamClientKey.orElseThrow()
                         + ")").orElse("");
+    }
+
+    /** " [subject, valid until …]" of the file's first certificate; what start-up would refuse, said as such. */
+    private static String certificate(Path file) {
+        try (var in = Files.newInputStream(file)) {
+            var first = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificate(in);
+            return " [" + first.getSubjectX500Principal().getName() + ", valid until "
+                    + first.getNotAfter().toInstant() + "]";
+        } catch (java.io.IOException | java.security.cert.CertificateException | ClassCastException e) {
+            return " [no X.509 certificate in PEM: start-up refuses it]";
+        }
     }
 
     /** A file an option names: it must be a readable regular file. */

@@ -454,7 +454,16 @@ class TlsTest {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_TLS_CERT", server.cert().toString(),
                 "MCPD_TLS_KEY", server.key().toString()));
         String described = String.join("\n", config.describe());
-        assertTrue(described.contains("tls             listener HTTPS with " + server.cert()), described);
+        assertTrue(described.contains("tls             listener HTTPS with " + server.cert() + " [CN=relay.internal,"
+                + " valid until " + TlsMaterial.Identity.read("test", server.cert(), server.key()).notAfter() + "]"),
+                described);
         assertFalse(described.contains("BEGIN"), described);
+
+        TestCertificates.Pair relayClient = ca.client("described-client", "relay-eu-1");
+        String upstream = String.join("\n", McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAM_CLIENT_CERT",
+                relayClient.cert().toString(), "MCPD_UPSTREAM_CLIENT_KEY", relayClient.key().toString())).describe());
+        assertTrue(upstream.contains(", client certificate " + relayClient.cert() + " [CN=relay-eu-1, valid until "
+                + TlsMaterial.Identity.read("test", relayClient.cert(), relayClient.key()).notAfter() + "] (key "
+                + relayClient.key() + ")"), upstream);
     }
 }
