@@ -53,6 +53,8 @@ public final class CollectorApplication implements AutoCloseable {
             throw e;
         }
         server.closeWith(beans);
+        // Liveness and metrics answer at once; readiness asks the store, and ingest writes to it: worker threads.
+        server.onEventLoop("/healthz", "/metrics");
         server.tlsReload().bindTo(beans.registry());
         beans.bindTo(server::bind);
         Main main = server.start();

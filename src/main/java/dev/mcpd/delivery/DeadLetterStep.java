@@ -6,17 +6,20 @@ import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
 import java.time.InstantSource;
 import org.apache.camel.Exchange;
-import org.apache.camel.Processor;
+import dev.mcpd.http.Resume;
+import java.util.List;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.support.AsyncProcessorSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps a permanently refused (or unsendable) entry in dead/ with why, durably, and logs it: each entry the outcome
- * found refused (the body, a {@link Refused}), or the entry of a shipment that failed with a {@link PermanentRefusal}
- * before it could be sent (the dead-letter configuration's step). The spool consumer then removes the entry from the
- * spool, as for a delivery.
+ * Keeps each permanently refused (or unsendable) entry in dead/ with why, durably, and logs it: those the outcome found
+ * refused (for the request, or an entry of a batch alone), or the entry of a shipment that failed with a
+ * {@link PermanentRefusal} before it could be sent (the dead-letter configuration's step). Writing a dead letter forces
+ * files: it runs off the event loop. The spool consumer then removes the entries from the spool, as for a delivery.
  */
-public final class DeadLetterStep implements Processor {
+public final class DeadLetterStep extends AsyncProcessorSupport {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.dead");
 
@@ -34,10 +37,28 @@ public final class DeadLetterStep implements Processor {
     }
 
     @Override
-    public void process(Exchange exchange) throws IOException {
-        Refused refused = exchange.getMessage().getBody() instanceof Refused r ? r
-                : new Refused(DeliveryExchange.entry(exchange),
-                        exchange.getProperty(Exchange.EXCEPTION_CAUGHT, PermanentRefusal.class));
+    public boolean process(Exchange exchange, AsyncCallback callback) {
+        List<Refused> refused = refusedIn(exchange);
+        if (refused.isEmpty()) {
+            callback.done(true);
+            return true;
+        }
+        return Resume.blocking(exchange, callback, () -> {
+            for (Refused each : refused) {
+                keep(each);
+            }
+        });
+    }
+
+    private static List<Refused> refusedIn(Exchange exchange) {
+        PermanentRefusal thrown = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, PermanentRefusal.class);
+        if (thrown != null) {
+            return List.of(new Refused(DeliveryExchange.entry(exchange), thrown));
+        }
+        return DeliveryExchange.refused(exchange);
+    }
+
+    private void keep(Refused refused) throws IOException {
         PermanentRefusal refusal = refused.refusal();
         SpoolEntry entry = refused.entry();
         deadLetters.keep(entry, refusal.refusal(clock.instant()));

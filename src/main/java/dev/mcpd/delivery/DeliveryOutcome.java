@@ -38,6 +38,7 @@ public final class DeliveryOutcome implements Processor {
         List<Refused> refused = new ArrayList<>();
         Set<Long> again = new HashSet<>();
         var batchAnswer = DeliveryExchange.batchAnswer(exchange);
+        String answerType = DeliveryExchange.answer(exchange).contentType();
         if (batchAnswer.isPresent()) {
             for (int i = 0; i < shipment.size(); i++) {
                 SpoolEntry entry = shipment.entries().get(i);
@@ -53,13 +54,12 @@ public final class DeliveryOutcome implements Processor {
                 }
             }
         } else if (attempt.kind() == Attempt.Kind.PERMANENT) {
-            refused.add(new Refused(shipment.first(), PermanentRefusal.refusedBy(attempt,
-                    exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class))));
+            refused.add(new Refused(shipment.first(), PermanentRefusal.refusedBy(attempt, answerType)));
         } else {
             delivered.add(shipment.first());
-            fates.delivered(shipment.first().seq(), attempt.status().orElse(200),
-                    orEmpty(exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class)), attempt.answer());
-            PartialSuccess.of(exchange.getMessage().getHeader(Exchange.CONTENT_TYPE, String.class), attempt.answer())
+            fates.delivered(shipment.first().seq(), attempt.status().orElse(200), orEmpty(answerType),
+                    attempt.answer());
+            PartialSuccess.of(answerType, attempt.answer())
                     .ifPresent(partial -> LOG.warn("delivered seq={} upstream={} with rejected={} message=\"{}\"",
                             shipment.first().seq(), attempt.upstream().label(), partial.rejected(),
                             partial.message()));

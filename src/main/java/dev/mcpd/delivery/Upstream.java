@@ -23,6 +23,30 @@ public record Upstream(int order, URI url) {
      * @throws InvalidTarget when the stored target can never be sent anywhere (its entry goes to dead/)
      */
     public String urlFor(String target) throws InvalidTarget {
+        return built(target).toString();
+    }
+
+    /** As {@link #urlFor}, only its path and query: what the request line names. */
+    public String targetFor(String target) throws InvalidTarget {
+        URI built = built(target);
+        return built.getRawQuery() == null ? built.getRawPath() : built.getRawPath() + "?" + built.getRawQuery();
+    }
+
+    /** Whether requests to it go over TLS ({@code https://}). */
+    public boolean tls() {
+        return "https".equalsIgnoreCase(url.getScheme());
+    }
+
+    public String host() {
+        return url.getHost();
+    }
+
+    /** Its port, the scheme's default when the URL names none. */
+    public int port() {
+        return url.getPort() >= 0 ? url.getPort() : tls() ? 443 : 80;
+    }
+
+    private URI built(String target) throws InvalidTarget {
         RequestTarget parsed = RequestTarget.parse(target);
         String basePath = url.getRawPath() == null ? "" : url.getRawPath();
         if (basePath.endsWith("/")) {
@@ -39,7 +63,7 @@ public record Upstream(int order, URI url) {
                 || !built.getRawPath().startsWith(basePath + "/")) {
             throw new InvalidTarget("the request target would leave the upstream's scheme, host, port or path");
         }
-        return built.toString();
+        return built;
     }
 
     /** How metrics and logs name it: the URL without any userinfo. */

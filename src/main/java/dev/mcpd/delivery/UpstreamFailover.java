@@ -17,7 +17,6 @@ import org.apache.camel.AsyncCallback;
 import org.apache.camel.AsyncProcessor;
 import org.apache.camel.Exchange;
 import org.apache.camel.processor.loadbalancer.LoadBalancerSupport;
-import org.apache.camel.support.ExchangeHelper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,25 +97,24 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             Thread.currentThread().interrupt();
             return finish(exchange, new DeliveryStopped(), callback);
         }
-        String url;
+        String at;
         try {
-            url = upstream.urlFor(target);
+            at = upstream.targetFor(target);
         } catch (RequestTarget.InvalidTarget e) {
             // The entry's fault, not the upstream's: it goes to dead/, and no upstream waits for it.
             slot.unused();
             triedBySeq.remove(seq);
             return finish(exchange, PermanentRefusal.unsendable(upstream.label(), e.getMessage()), callback);
         }
-        Exchange copy = ExchangeHelper.createCopy(exchange, true);
-        DeliveryExchange.setDestination(copy, upstream, url);
+        DeliveryExchange.setDestination(exchange, upstream, at);
         board.sending(upstream);
         long started = System.nanoTime();
         Upstream chosen = upstream;
         UpstreamWindow.Slot place = slot;
         AsyncProcessor send = getProcessors().get(0);
-        return send.process(copy, doneSync -> {
+        return send.process(exchange, doneSync -> {
             try {
-                answered(exchange, copy, chosen, place, Duration.ofNanos(System.nanoTime() - started), tried);
+                answered(exchange, chosen, place, Duration.ofNanos(System.nanoTime() - started), tried);
             } catch (RuntimeException e) {
                 place.unused();
                 exchange.setException(e);
@@ -136,21 +134,22 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     }
 
     /** What the answer to one attempt means, for the upstream's wait and window and for the entries. */
-    private void answered(Exchange exchange, Exchange copy, Upstream upstream, UpstreamWindow.Slot slot,
-                          Duration latency, Set<Integer> tried) {
+    private void answered(Exchange exchange, Upstream upstream, UpstreamWindow.Slot slot, Duration latency,
+                          Set<Integer> tried) {
         Shipment shipment = DeliveryExchange.shipment(exchange);
         long seq = shipment.first().seq();
-        if (copy.getException() != null && stopping(exchange)) {
+        UpstreamAnswer answer = DeliveryExchange.answer(exchange);
+        if (answer.failure() != null && stopping(exchange)) {
             slot.unused();
-            throw new DeliveryStopped(); // a producer stopped under it says nothing about the entry
+            throw new DeliveryStopped(); // a client closed under it says nothing about the entry
         }
-        Optional<String> unbuildable = requestNotBuilt(copy.getException());
+        Optional<String> unbuildable = requestNotBuilt(answer.failure());
         if (unbuildable.isPresent()) {
             slot.unused();
             triedBySeq.remove(seq);
             throw PermanentRefusal.unsendable(upstream.label(), unbuildable.get());
         }
-        Attempt attempt = attemptOf(upstream, copy, latency);
+        Attempt attempt = attemptOf(upstream, answer, latency);
         Optional<BatchAnswer> batchAnswer = Optional.empty();
         if (shipment.batch() && attempt.kind() == Attempt.Kind.DELIVERED) {
             batchAnswer = BatchAnswer.parse(attempt.answer(), shipment.size());
@@ -192,7 +191,6 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         } else {
             board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
         }
-        ExchangeHelper.copyResults(exchange, copy);
         DeliveryExchange.setAttempt(exchange, attempt);
     }
 
@@ -206,20 +204,15 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         }
     }
 
-    private Attempt attemptOf(Upstream upstream, Exchange copy, Duration latency) {
-        Exception failure = copy.getException();
+    private Attempt attemptOf(Upstream upstream, UpstreamAnswer answer, Duration latency) {
+        Throwable failure = answer.failure();
         if (failure != null) {
             return new Attempt(upstream, Attempt.Kind.RETRYABLE, OptionalInt.empty(), describe(failure),
                     Optional.empty(), latency, new byte[0], isTimeout(failure));
         }
-        int status = copy.getMessage().getHeader(Exchange.HTTP_RESPONSE_CODE, 0, Integer.class);
-        // Read as it is (responsePayloadAsByteArray: a byte[], or null for an empty answer): asking Camel for byte[]
-        // searched its converters on every answer (bench/profile.sh: ~8 % of the relay's CPU at saturation).
-        byte[] answer = copy.getMessage().getBody() instanceof byte[] bytes ? bytes : null;
-        Optional<Duration> retryAfter = RetryAfter.parse(copy.getMessage().getHeader("Retry-After", String.class),
-                clock.instant());
-        return new Attempt(upstream, statuses.classify(status), OptionalInt.of(status),
-                Integer.toString(status), retryAfter, latency, answer == null ? new byte[0] : answer, false);
+        Optional<Duration> retryAfter = RetryAfter.parse(answer.retryAfter(), clock.instant());
+        return new Attempt(upstream, statuses.classify(answer.status()), OptionalInt.of(answer.status()),
+                Integer.toString(answer.status()), retryAfter, latency, answer.body(), false);
     }
 
     /**
@@ -228,7 +221,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
      * failure of the connection or of the upstream's answer is an {@link java.io.IOException} or a timeout, and is
      * retried.
      */
-    private static Optional<String> requestNotBuilt(Exception failure) {
+    private static Optional<String> requestNotBuilt(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
             if (cause instanceof java.io.IOException || cause instanceof TimeoutException) {
                 return Optional.empty();
@@ -241,13 +234,13 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         return Optional.empty();
     }
 
-    private static boolean isTimeout(Exception failure) {
+    private static boolean isTimeout(Throwable failure) {
         Throwable root = RootCause.of(failure);
         return root instanceof SocketTimeoutException || root instanceof TimeoutException;
     }
 
     /** One line for a transport failure: "connection refused", "timeout: …", … */
-    private static String describe(Exception failure) {
+    private static String describe(Throwable failure) {
         Throwable root = RootCause.of(failure);
         if (isTimeout(failure)) {
             return "timeout: " + root.getMessage();

@@ -5,7 +5,7 @@ import dev.mcpd.config.TlsFiles;
 import dev.mcpd.http.TlsMaterial;
 import dev.mcpd.http.TlsUse;
 import io.vertx.core.net.SSLOptions;
-import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.core.http.HttpClientOptions;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -47,7 +47,7 @@ public final class UpstreamTls implements TlsUse {
     }
 
     /** Delivery's client options, with the files' trust and identity (nothing set: the JDK's trust store). */
-    WebClientOptions applyTo(WebClientOptions options) {
+    <T extends HttpClientOptions> T applyTo(T options) {
         authorities.ifPresent(ca -> options.setTrustOptions(ca.options()));
         identity.ifPresent(id -> options.setKeyCertOptions(id.options()));
         return options;

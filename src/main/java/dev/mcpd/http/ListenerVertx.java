@@ -28,7 +28,10 @@ import java.util.concurrent.TimeUnit;
  *       closed — a sender that opened it and went quiet, before its first request or between two. Without it
  *       thousands of such connections stay open until the process runs out of file descriptors;</li>
  *   <li>every request passes the {@link FrontDoor} (HTTP framing, {@code Host}, the form of the target) before the
- *       router sees it.</li>
+ *       router sees it;</li>
+ *   <li>the port is served by {@link #LISTENING_LOOPS} event loops, not one: platform-http listens once, and Vert.x
+ *       gives all of one server's connections to one event loop. More servers on the same port in the same Vert.x
+ *       instance share its connections round-robin, each on an event loop of its own.</li>
  * </ul>
  *
  * <p>Why a wrapper: {@code VertxPlatformHttpServer} builds its {@link HttpServerOptions} and its router itself and
@@ -36,6 +39,9 @@ import java.util.concurrent.TimeUnit;
  * to change what one creates.
  */
 final class ListenerVertx extends VertxWrapper {
+
+    /** Event loops serving the port: one per core, so that every core can take connections. */
+    static final int LISTENING_LOOPS = Math.max(1, Runtime.getRuntime().availableProcessors());
 
     private final Duration idleTimeout;
     private final FrontDoor.RefusalLog refusals;
@@ -73,7 +79,7 @@ final class ListenerVertx extends VertxWrapper {
                 .setHttp2ConnectionWindowSize(Http2Windows.CONNECTION);
         ours.setInitialSettings(new Http2Settings(ours.getInitialSettings()).setInitialWindowSize(Http2Windows.STREAM));
         tls.ifPresent(listener -> listener.applyTo(ours));
-        return new BehindFrontDoor(super.createHttpServer(ours));
+        return new BehindFrontDoor(ours);
     }
 
     @Override
@@ -81,19 +87,31 @@ final class ListenerVertx extends VertxWrapper {
         return createHttpServer(new HttpServerOptions());
     }
 
-    /** An HTTP server whose request handler is put behind the front door; everything else is the server's own. */
+    /**
+     * An HTTP server whose request handler is put behind the front door; everything else is the server's own. When it
+     * listens, {@link #LISTENING_LOOPS} − 1 more servers with the same options and handlers listen on the same
+     * address, each from an event loop of its own.
+     */
     private final class BehindFrontDoor implements HttpServer {
 
+        private final HttpServerOptions options;
         private final HttpServer server;
+        private final java.util.List<HttpServer> more = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private Handler<HttpServerRequest> requests;
+        private Handler<HttpServerRequest> invalidRequests;
+        private Handler<HttpConnection> connections;
+        private Handler<Throwable> exceptions;
 
-        BehindFrontDoor(HttpServer server) {
-            this.server = server;
+        BehindFrontDoor(HttpServerOptions options) {
+            this.options = options;
+            this.server = ListenerVertx.super.createHttpServer(options);
         }
 
         @Override
         public HttpServer requestHandler(Handler<HttpServerRequest> handler) {
             Handler<HttpServerRequest> door = FrontDoor.before(handler, refusals);
-            server.requestHandler(tls.map(listener -> listener.admitting(door, refusals)).orElse(door));
+            requests = tls.map(listener -> listener.admitting(door, refusals)).orElse(door);
+            server.requestHandler(requests);
             return this;
         }
 
@@ -110,18 +128,21 @@ final class ListenerVertx extends VertxWrapper {
 
         @Override
         public HttpServer invalidRequestHandler(Handler<HttpServerRequest> handler) {
+            invalidRequests = handler;
             server.invalidRequestHandler(handler);
             return this;
         }
 
         @Override
         public HttpServer connectionHandler(Handler<HttpConnection> handler) {
+            connections = handler;
             server.connectionHandler(handler);
             return this;
         }
 
         @Override
         public HttpServer exceptionHandler(Handler<Throwable> handler) {
+            exceptions = handler;
             server.exceptionHandler(handler);
             return this;
         }
@@ -151,32 +172,64 @@ final class ListenerVertx extends VertxWrapper {
 
         @Override
         public Future<Boolean> updateSSLOptions(SSLOptions options, boolean force) {
+            more.forEach(extra -> extra.updateSSLOptions(options, force));
             return server.updateSSLOptions(options, force);
         }
 
         @Override
         public void updateTrafficShapingOptions(TrafficShapingOptions options) {
+            more.forEach(extra -> extra.updateTrafficShapingOptions(options));
             server.updateTrafficShapingOptions(options);
         }
 
         @Override
         public Future<HttpServer> listen() {
-            return server.listen().map(this);
+            return listen(SocketAddress.inetSocketAddress(options.getPort(), options.getHost()));
         }
 
         @Override
         public Future<HttpServer> listen(SocketAddress address) {
-            return server.listen(address).map(this);
+            return server.listen(address).compose(first -> {
+                SocketAddress bound = SocketAddress.inetSocketAddress(first.actualPort(), address.host());
+                java.util.List<Future<HttpServer>> listening = new java.util.ArrayList<>();
+                for (int i = 1; i < LISTENING_LOOPS; i++) {
+                    listening.add(listenMore(bound));
+                }
+                return Future.all(listening).map(this);
+            });
+        }
+
+        /** One more server on the address, listening from a new event loop context (Vert.x's next event loop). */
+        private Future<HttpServer> listenMore(SocketAddress bound) {
+            HttpServer extra = ListenerVertx.super.createHttpServer(options);
+            extra.requestHandler(requests);
+            if (invalidRequests != null) {
+                extra.invalidRequestHandler(invalidRequests);
+            }
+            if (connections != null) {
+                extra.connectionHandler(connections);
+            }
+            if (exceptions != null) {
+                extra.exceptionHandler(exceptions);
+            }
+            more.add(extra);
+            io.vertx.core.Promise<HttpServer> listened = io.vertx.core.Promise.promise();
+            ListenerVertx.this.createEventLoopContext().runOnContext(unused ->
+                    extra.listen(bound).onComplete(listened));
+            return listened.future();
         }
 
         @Override
         public Future<Void> close() {
-            return server.close();
+            java.util.List<Future<Void>> closing = new java.util.ArrayList<>();
+            closing.add(server.close());
+            more.forEach(extra -> closing.add(extra.close()));
+            return Future.all(closing).mapEmpty();
         }
 
         @Override
         public void close(Handler<AsyncResult<Void>> completionHandler) {
-            server.close(completionHandler);
+            close().onComplete(completionHandler);
         }
 
         @Override

@@ -7,12 +7,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.camel.Exchange;
-import org.apache.camel.Processor;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.support.AsyncProcessorSupport;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import org.apache.camel.support.SynchronizationAdapter;
 
 /**
@@ -32,7 +34,7 @@ import org.apache.camel.support.SynchronizationAdapter;
  * joined once at the end (both held against the budget while they coexist). A sender that sent
  * {@code Expect: 100-continue} is told to go on only here, after the key, size and spool checks passed.
  */
-public final class RequestBodyReader implements Processor {
+public final class RequestBodyReader extends AsyncProcessorSupport {
 
     private static final class TooLarge extends RuntimeException {
         TooLarge() {
@@ -57,8 +59,37 @@ public final class RequestBodyReader implements Processor {
     }
 
     @Override
-    public void process(Exchange exchange) throws Exception {
+    public boolean process(Exchange exchange, AsyncCallback callback) {
         HttpServerRequest request = VertxExchange.request(exchange);
+        CompletableFuture<byte[]> whole;
+        try {
+            whole = startReading(exchange, request);
+        } catch (RuntimeException e) {
+            exchange.setException(e);
+            callback.done(true);
+            return true;
+        }
+        return Resume.after(whole, exchange, callback, (body, failure) -> {
+            if (failure == null) {
+                exchange.getIn().setBody(body);
+                return;
+            }
+            if (failure instanceof TimeoutException) {
+                request.pause();
+                throw IngestRefusal.timedOut(requestTimeout.toSeconds());
+            }
+            if (failure instanceof TooLarge) {
+                throw IngestRefusal.tooLarge(maxBodyBytes);
+            }
+            if (failure instanceof OverBudget || failure instanceof OutOfMemoryError) {
+                throw overBudget(true);
+            }
+            throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_BODY, "request body could not be read");
+        });
+    }
+
+    /** Checks what can be checked before the body arrives, and starts reading it. */
+    private CompletableFuture<byte[]> startReading(Exchange exchange, HttpServerRequest request) {
         // A gRPC call's body is its message behind a five-byte prefix; the limit is the message's.
         long limit = GrpcCall.of(exchange) == null ? maxBodyBytes : maxBodyBytes + GrpcMessageReader.PREFIX_BYTES;
         long declared = declaredLength(request.getHeader("Content-Length"));
@@ -81,24 +112,17 @@ public final class RequestBodyReader implements Processor {
         CompletableFuture<byte[]> whole = declared >= 0
                 ? readKnownLength(request, (int) declared)
                 : readChunked(request, held, limit);
-        request.resume();
         // The time runs from the request's arrival (when its exchange was created), not from this step.
-        long leftMillis = requestTimeout.toMillis() - exchange.getClock().elapsed();
-        try {
-            exchange.getIn().setBody(whole.get(Math.max(leftMillis, 0), TimeUnit.MILLISECONDS));
-        } catch (TimeoutException e) {
-            request.pause();
-            throw IngestRefusal.timedOut(requestTimeout.toSeconds());
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof TooLarge) {
-                throw IngestRefusal.tooLarge(maxBodyBytes);
-            }
-            if (cause instanceof OverBudget || cause instanceof OutOfMemoryError) {
-                throw overBudget(true);
-            }
-            throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_BODY, "request body could not be read");
+        long leftMillis = Math.max(1, requestTimeout.toMillis() - exchange.getClock().elapsed());
+        Context context = Vertx.currentContext();
+        if (context != null) {
+            long timer = context.owner().setTimer(leftMillis, fired -> whole.completeExceptionally(new TimeoutException()));
+            whole.whenComplete((body, failure) -> context.owner().cancelTimer(timer));
+        } else {
+            whole.orTimeout(leftMillis, TimeUnit.MILLISECONDS);
         }
+        request.resume();
+        return whole;
     }
 
     private CompletableFuture<byte[]> readKnownLength(HttpServerRequest request, int length) {

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import org.apache.camel.main.BaseMainSupport;
@@ -44,6 +45,8 @@ public final class RoleHost {
     private final TlsReload tlsReload = new TlsReload();
     private volatile ServingGate gate;
     private final Map<String, Handler<RoutingContext>> ownGets = new ConcurrentHashMap<>();
+    /** The paths whose routes run on the event loop ({@link EventLoopEngine}); the others on worker threads. */
+    private final Set<String> onEventLoop = ConcurrentHashMap.newKeySet();
     /** Set by the first sign of a stop (SIGTERM, SIGINT), even while the server is still starting. */
     private final AtomicBoolean stopRequested = new AtomicBoolean();
 
@@ -64,6 +67,7 @@ public final class RoleHost {
                 ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
                 listenerTls);
         main.bind("vertx", vertx);
+        main.bind("platform-http-engine", new EventLoopEngine(onEventLoop));
         // Camel Main's SIGTERM hook runs this first: from now on the port answers "stopping". A signal that comes while
         // Camel is still starting would otherwise be noticed only after start-up, and Camel's hook would wait up to
         // 25 s for a stop nobody makes while the relay serves (runUntilStopped makes it).
@@ -120,6 +124,15 @@ public final class RoleHost {
     /** Serves {@code GET path} with a Vert.x handler of the role's own (one whose answer waits: see ServingGate). */
     public RoleHost ownGet(String path, Handler<RoutingContext> handler) {
         ownGets.put(path, handler);
+        return this;
+    }
+
+    /**
+     * Runs the routes from these paths on the event loop that took each request: routes whose every step answers at
+     * once or waits without blocking a thread. The others run on platform-http's worker threads.
+     */
+    public RoleHost onEventLoop(String... paths) {
+        onEventLoop.addAll(List.of(paths));
         return this;
     }
 

@@ -4,16 +4,21 @@ import dev.mcpd.delivery.EntryFates;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.GrpcAnswer;
 import dev.mcpd.http.GrpcCall;
+import dev.mcpd.http.Resume;
+import dev.mcpd.http.VertxExchange;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServerResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
-import org.apache.camel.Processor;
+import org.apache.camel.support.AsyncProcessorSupport;
 
 /**
  * For a sender that asked with {@code mcpd-relay-wait} (SPEC §10.4), after its entry is durable: waits for the
@@ -22,12 +27,13 @@ import org.apache.camel.Processor;
  * the time is up, the ordinary answer stands ({@code mcpd-relay: spooled}). A gRPC call gets the upstream's response
  * message, or its refusal as a gRPC status.
  *
- * <p>A waiting sender holds one of the HTTP worker threads; so that ingest never runs out of them, at most
- * {@link #MAX_WAITING} senders wait at once, and one more gets the ordinary answer at once.
+ * <p>A waiting sender holds no thread (the route resumes on its event loop when the fate is known or the time is up),
+ * but its exchange and body stay in memory: at most {@link #MAX_WAITING} senders wait at once, and one more gets the
+ * ordinary answer at once. A sender that hangs up while it waits gives its place back at that moment.
  */
-public final class AwaitedAnswer implements Processor {
+public final class AwaitedAnswer extends AsyncProcessorSupport {
 
-    /** Senders waiting at once, at most: well below the 200 HTTP worker threads, which ingest needs. */
+    /** Senders waiting at once, at most. */
     public static final int MAX_WAITING = 64;
 
     private final EntryFates fates;
@@ -38,29 +44,43 @@ public final class AwaitedAnswer implements Processor {
     }
 
     @Override
-    public void process(Exchange exchange) throws InterruptedException {
+    public boolean process(Exchange exchange, AsyncCallback callback) {
         @SuppressWarnings("unchecked")
         CompletableFuture<EntryFates.Fate> fate = exchange.getProperty(SpoolWriteStep.FATE, CompletableFuture.class);
         Duration wait = exchange.getProperty(WaitRequest.PROPERTY, Duration.class);
         if (fate == null || wait == null) {
-            return;
+            callback.done(true);
+            return true;
         }
         long seq = exchange.getProperty(SpoolWriteStep.SEQ, Long.class);
         if (!waiting.tryAcquire()) {
             fates.forget(seq);
-            return;
+            callback.done(true);
+            return true;
         }
-        EntryFates.Fate known;
-        try {
-            known = fate.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            fates.forget(seq);
-            return; // spooled, and delivered later
-        } catch (ExecutionException e) {
-            return;
-        } finally {
+        // Known, or empty: the time is up, or the sender hung up.
+        CompletableFuture<Optional<EntryFates.Fate>> outcome = new CompletableFuture<>();
+        fate.whenComplete((known, failure) -> outcome.complete(Optional.ofNullable(known)));
+        HttpServerResponse response = VertxExchange.response(exchange);
+        response.closeHandler(closed -> outcome.complete(Optional.empty()));
+        Context context = Vertx.currentContext();
+        if (context != null) {
+            long timer = context.owner().setTimer(Math.max(1, wait.toMillis()),
+                    fired -> outcome.complete(Optional.empty()));
+            outcome.whenComplete((known, failure) -> context.owner().cancelTimer(timer));
+        } else {
+            outcome.completeOnTimeout(Optional.empty(), wait.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        outcome.whenComplete((known, failure) -> {
             waiting.release();
-        }
+            if (known.isEmpty()) {
+                fates.forget(seq); // spooled, and delivered later
+            }
+        });
+        return Resume.after(outcome, exchange, callback, (known, failure) -> known.ifPresent(f -> answer(exchange, f)));
+    }
+
+    private static void answer(Exchange exchange, EntryFates.Fate known) {
         Message answer = exchange.getMessage();
         Object seqHeader = answer.getHeader(IngestAnswer.SEQ_HEADER);
         Object idHeader = answer.getHeader(IngestAnswer.ID_HEADER);

@@ -5,6 +5,7 @@ import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.RateLimitedLog;
 import dev.mcpd.http.RequestFormat;
+import dev.mcpd.http.Resume;
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.Credential;
@@ -14,21 +15,21 @@ import dev.mcpd.spool.SpoolRequest;
 import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.function.LongConsumer;
 import org.apache.camel.Exchange;
-import org.apache.camel.Processor;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.support.AsyncProcessorSupport;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes the request to the spool and returns only once it is durable: the answer that follows is a promise.
+ * Writes the request to the spool and goes on only once it is durable: the answer that follows is a promise.
  * Concurrent requests share one fsync (the spool's group commit), so waiting here costs one commit, not one per
- * request. When the spool cannot take it, the sender is told to retry (503) and nothing of the request is kept.
+ * request; the wait blocks no thread (the route resumes on the request's event loop when the commit is done). When the spool cannot take it, the sender is told to retry (503) and nothing of the request is kept.
  *
  * <p>The sender's credential is kept with the entry only when the relay has no {@code --upstream-key} of its own
  * (SPEC §5): then it is what the upstream will check.
  */
-public final class SpoolWriteStep implements Processor {
+public final class SpoolWriteStep extends AsyncProcessorSupport {
 
 
     /** Exchange property: the sequence number the spool gave the entry ({@code mcpd-relay-seq}). */
@@ -51,7 +52,7 @@ public final class SpoolWriteStep implements Processor {
     }
 
     @Override
-    public void process(Exchange exchange) throws InterruptedException {
+    public boolean process(Exchange exchange, AsyncCallback callback) {
         HttpServerRequest request = VertxExchange.request(exchange);
         RequestFormat format = RequestFormat.of(exchange);
         SpoolRequest entry = new SpoolRequest(
@@ -66,15 +67,16 @@ public final class SpoolWriteStep implements Processor {
         // A sender that waits for its entry's fate registers before delivery can take it (SPEC §10.4).
         LongConsumer awaited = exchange.getProperty(WaitRequest.PROPERTY) == null ? null
                 : seq -> exchange.setProperty(FATE, fates.expect(seq));
-        try {
-            exchange.setProperty(SEQ, spool.append(entry, awaited).get().seq());
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof SpoolFullException) {
+        return Resume.after(spool.append(entry, awaited), exchange, callback, (receipt, failure) -> {
+            if (failure == null) {
+                exchange.setProperty(SEQ, receipt.seq());
+            } else if (failure instanceof SpoolFullException) {
                 throw IngestRefusal.spoolFull(false);
+            } else {
+                LOG.warn("spool-write", "spool write failed, answering 503: " + failure.getMessage());
+                throw IngestRefusal.unavailable("the spool could not store the request; retry later");
             }
-            LOG.warn("spool-write", "spool write failed, answering 503: " + e.getCause().getMessage());
-            throw IngestRefusal.unavailable("the spool could not store the request; retry later");
-        }
+        });
     }
 
     /**

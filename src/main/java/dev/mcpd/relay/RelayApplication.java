@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 public final class RelayApplication implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(RelayApplication.class);
+    private static final String DELIVERY_TIMEOUT_PROPERTY = "mcpd.delivery.timeout-ms";
 
     private final Main main;
     private final Spool spool;
@@ -58,6 +59,16 @@ public final class RelayApplication implements AutoCloseable {
 
         public Tuning withProbes(Duration interval, Duration window) {
             return new Tuning(backoff, interval, window, camelProperties, clock);
+        }
+
+        /**
+         * How long an answer may pause before the attempt is a timeout (and a drop, for the upstream's window): 30 s,
+         * or {@code mcpd.delivery.timeout-ms} among the properties or the JVM's system properties (tests).
+         */
+        public Duration deliveryTimeout() {
+            String millis = camelProperties.getOrDefault(DELIVERY_TIMEOUT_PROPERTY,
+                    System.getProperty(DELIVERY_TIMEOUT_PROPERTY));
+            return millis == null ? UpstreamBoard.DEFAULT_TIMEOUT : Duration.ofMillis(Long.parseLong(millis));
         }
     }
 
@@ -97,6 +108,8 @@ public final class RelayApplication implements AutoCloseable {
             throw e;
         }
         server.closeWith(beans);
+        // Every step of these routes answers at once or waits without blocking a thread.
+        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/relay/status");
         server.tlsReload().watch(beans.upstreamTls()).bindTo(beans.metrics());
         beans.bindTo(server::bind);
         beans.ownGets().forEach(server::ownGet);

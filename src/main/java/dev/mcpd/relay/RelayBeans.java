@@ -6,7 +6,7 @@ import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.observability.RelaySync;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.DeadLetterStep;
-import dev.mcpd.delivery.DeliveredHeaders;
+import dev.mcpd.delivery.AfterDelivery;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.EntryFates;
@@ -18,10 +18,11 @@ import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.StatusPolicy;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
-import dev.mcpd.delivery.UpstreamHttpBinding;
+import dev.mcpd.delivery.UpstreamHttp;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.delivery.UpstreamTls;
+import dev.mcpd.http.ExtensionPoint;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
@@ -63,7 +64,7 @@ public final class RelayBeans implements AutoCloseable {
     private final DeadLetters deadLetters;
     private final UpstreamBoard board;
     private final DeliveryWorkers workers;
-    private final UpstreamHttpBinding httpBinding;
+    private final UpstreamHttp upstreamHttp;
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final IngestTally ingestTally = new IngestTally();
     private final RelaySync relaySync;
@@ -80,9 +81,9 @@ public final class RelayBeans implements AutoCloseable {
         this.spool = spool;
         this.deadLetters = deadLetters;
         this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
-                config.maxInFlight(), UpstreamBoard.DEFAULT_TIMEOUT, config.healthyThreshold(),
+                config.maxInFlight(), tuning.deliveryTimeout(), config.healthyThreshold(),
                 config.unhealthyThreshold());
-        this.httpBinding = new UpstreamHttpBinding(board, config.maxInFlight(), upstreamTls);
+        this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, tuning.deliveryTimeout());
         this.workers = new DeliveryWorkers(config.workers());
         // Receive times are the wall clock's (the ingest route's), so their age is too.
         this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, InstantSource.system());
@@ -109,6 +110,7 @@ public final class RelayBeans implements AutoCloseable {
         // ingest
         bind.accept("spoolAdmission", new SpoolAdmission(spool));
         bind.accept("idempotencyKey", new IdempotencyKey());
+        bind.accept("beforeSpool", new ExtensionPoint("mcpd-before-spool"));
         bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty(), fates));
         bind.accept("ingestAnswer", new IngestAnswer(spool.id()));
         bind.accept("relayWait", new WaitRequest());
@@ -119,9 +121,9 @@ public final class RelayBeans implements AutoCloseable {
                 new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()))));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, tuning.clock()));
-        bind.accept("upstreamHttpBinding", httpBinding);
+        bind.accept("upstreamHttp", upstreamHttp);
         bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates));
-        bind.accept("deliveredHeaders", new DeliveredHeaders());
+        bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);
         bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
@@ -184,7 +186,7 @@ public final class RelayBeans implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        httpBinding.close();
+        upstreamHttp.stop();
         spool.close();
     }
 }

@@ -1,0 +1,59 @@
+package dev.mcpd.delivery;
+
+import dev.mcpd.http.ExtensionPoint;
+import dev.mcpd.http.Resume;
+import dev.mcpd.spool.SpoolEntry;
+import java.util.List;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
+import org.apache.camel.support.AsyncProcessorSupport;
+import org.apache.camel.support.DefaultExchange;
+
+/**
+ * The extension point after delivery ({@code direct:mcpd-after-delivery}): when an operator's route consumes it, each
+ * delivered entry goes through it on its own exchange — a batch's entries one by one — with what the route reads of
+ * it as plain headers ({@code McpdSeq}, {@code McpdTarget}, {@code McpdIdempotencyKey}, {@code McpdUpstream},
+ * {@code McpdStatus}) and the upstream's answer as the body. It runs on a worker thread (an operator's step may
+ * block); a failure there fails the delivery, so its entries go again. Without such a route it costs nothing.
+ */
+public final class AfterDelivery extends AsyncProcessorSupport {
+
+    private final ExtensionPoint point = new ExtensionPoint("mcpd-after-delivery");
+
+    @Override
+    public boolean process(Exchange exchange, AsyncCallback callback) {
+        List<SpoolEntry> delivered = DeliveryExchange.delivered(exchange);
+        try {
+            if (delivered.isEmpty() || !point.hasRoute(exchange.getContext())) {
+                callback.done(true);
+                return true;
+            }
+        } catch (Exception e) {
+            exchange.setException(e);
+            callback.done(true);
+            return true;
+        }
+        Attempt attempt = DeliveryExchange.attempt(exchange);
+        int status = DeliveryExchange.batchAnswer(exchange).isPresent() ? 200 : attempt.status().orElse(0);
+        return Resume.blocking(exchange, callback, () -> {
+            for (SpoolEntry entry : delivered) {
+                Exchange one = new DefaultExchange(exchange.getContext());
+                one.getMessage().setHeader("McpdSeq", entry.seq());
+                one.getMessage().setHeader("McpdTarget", entry.request().target());
+                one.getMessage().setHeader("McpdIdempotencyKey", entry.request().idempotencyKey());
+                one.getMessage().setHeader("McpdUpstream", attempt.upstream().label());
+                one.getMessage().setHeader("McpdStatus", status);
+                one.getMessage().setBody(attempt.answer());
+                point.callInPlace(one);
+                if (one.getException() != null) {
+                    throw one.getException();
+                }
+            }
+        });
+    }
+
+    @Override
+    protected void doStop() throws Exception {
+        point.stop();
+    }
+}

@@ -1,0 +1,205 @@
+package dev.mcpd.delivery;
+
+import dev.mcpd.http.Http2Windows;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.Http2Settings;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.VertxInternal;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.support.AsyncProcessorSupport;
+import org.apache.camel.support.CamelContextHelper;
+
+/**
+ * Sends one attempt over HTTP, on Vert.x's HTTP client: the {@link OutgoingRequest} to the upstream and target the
+ * failover chose, and the answer — status, {@code Content-Type}, {@code Retry-After}, a body of at most
+ * {@link #MAX_ANSWER_BYTES} — as an {@link UpstreamAnswer} on the exchange. It never fails the exchange: a refused
+ * connection or a timeout is an answer too, for the failover to judge.
+ *
+ * <p>Each upstream has clients of its own (one per way of speaking HTTP/2 that its probe showed, see
+ * {@link UpstreamOffer}: h2c with prior knowledge or by upgrade on {@code http://}, ALPN on {@code https://}, else
+ * HTTP/1.1 keep-alive connections, as many as its window may need), and all its requests are made and answered on
+ * one event loop. Why not camel-vertx-http: it hands every answer to a worker thread (an ordered
+ * {@code executeBlocking}) and copies every header both ways through a header filter; measured, those hand-offs were
+ * most of what a delivery cost (bench/profile.sh).
+ */
+public final class UpstreamHttp extends AsyncProcessorSupport {
+
+    static final int CONNECT_TIMEOUT_MS = 5_000;
+    /** An HTTP/2 server takes at least 100 streams at once on one connection, so few connections carry a window. */
+    static final int STREAMS_PER_CONNECTION = 100;
+    static final int IDLE_CONNECTION_SECONDS = 60;
+    /**
+     * How much of an answer's body is read: a batch's answer is a few bytes per entry, a dead letter keeps its first
+     * KiB. Past it the attempt fails, retryably, and the connection is closed.
+     */
+    static final int MAX_ANSWER_BYTES = 1 << 20;
+
+    private final UpstreamBoard board;
+    private final int maxInFlight;
+    private final UpstreamTls tls;
+    private final Duration timeout;
+    private final Map<String, Client> clients = new ConcurrentHashMap<>();
+    private volatile Vertx vertx;
+    private volatile boolean ownVertx;
+
+    private record Client(HttpClient http, Context context) {
+    }
+
+    /**
+     * @param timeout no byte of an answer for this long: the attempt fails (a timeout), and goes elsewhere
+     */
+    public UpstreamHttp(UpstreamBoard board, int maxInFlight, UpstreamTls tls, Duration timeout) {
+        this.board = board;
+        this.maxInFlight = maxInFlight;
+        this.tls = tls;
+        this.timeout = timeout;
+    }
+
+    @Override
+    public boolean process(Exchange exchange, AsyncCallback callback) {
+        Upstream upstream = DeliveryExchange.upstream(exchange);
+        OutgoingRequest out = DeliveryExchange.request(exchange);
+        Client client = clientFor(exchange.getContext(), upstream, board.offer(upstream).http2());
+        RequestOptions options = new RequestOptions().setMethod(out.method()).setHost(upstream.host())
+                .setPort(upstream.port()).setSsl(upstream.tls()).setURI(DeliveryExchange.target(exchange))
+                .setHeaders(out.headers()).setIdleTimeout(timeout.toMillis());
+        client.context().runOnContext(unused -> send(client.http(), options, out.body(), upstream,
+                new Once(exchange, callback)));
+        return false;
+    }
+
+    private void send(HttpClient http, RequestOptions options, Buffer body, Upstream upstream, Once done) {
+        http.request(options).onComplete(made -> {
+            if (made.failed()) {
+                done.answer(UpstreamAnswer.failed(made.cause()));
+                return;
+            }
+            HttpClientRequest request = made.result();
+            request.send(body).onComplete(sent -> {
+                if (sent.failed()) {
+                    done.answer(UpstreamAnswer.failed(sent.cause()));
+                    return;
+                }
+                read(request, sent.result(), upstream, done);
+            });
+        });
+    }
+
+    private void read(HttpClientRequest request, HttpClientResponse response, Upstream upstream, Once done) {
+        board.answeredWith(upstream, response.version() == HttpVersion.HTTP_2 ? "h2" : "h1");
+        Buffer body = Buffer.buffer();
+        response.exceptionHandler(failed -> done.answer(UpstreamAnswer.failed(failed)));
+        response.handler(chunk -> {
+            if (done.finished()) {
+                return;
+            }
+            if (body.length() + chunk.length() > MAX_ANSWER_BYTES) {
+                done.answer(UpstreamAnswer.failed(new AnswerTooLarge()));
+                request.connection().close();
+                return;
+            }
+            body.appendBuffer(chunk);
+        });
+        response.endHandler(ended -> done.answer(new UpstreamAnswer(response.statusCode(),
+                response.getHeader("Content-Type"), response.getHeader("Retry-After"),
+                body.length() == 0 ? UpstreamAnswer.NO_BODY : body.getBytes(), null)));
+    }
+
+    /** An answer larger than {@link #MAX_ANSWER_BYTES}: not one a collector gives. */
+    static final class AnswerTooLarge extends java.io.IOException {
+        AnswerTooLarge() {
+            super("answer larger than " + (MAX_ANSWER_BYTES >> 10) + " KiB");
+        }
+    }
+
+    /** Completes the exchange once, with the first answer or failure (a late exception after the end is ignored). */
+    private static final class Once {
+        private final Exchange exchange;
+        private final AsyncCallback callback;
+        private boolean finished;
+
+        Once(Exchange exchange, AsyncCallback callback) {
+            this.exchange = exchange;
+            this.callback = callback;
+        }
+
+        boolean finished() {
+            return finished;
+        }
+
+        void answer(UpstreamAnswer answer) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            DeliveryExchange.setAnswer(exchange, answer);
+            callback.done(false);
+        }
+    }
+
+    private Client clientFor(CamelContext camel, Upstream upstream, UpstreamOffer.Http2 http2) {
+        return clients.computeIfAbsent(upstream.order() + " " + http2, key -> {
+            Vertx on = vertx(camel);
+            HttpClient made = on.createHttpClient(tls.applyTo(clientOptions(http2)));
+            // New files (a renewed client certificate, a new CA) for new connections; open ones keep theirs.
+            tls.onChange(ssl -> made.updateSSLOptions(ssl, true));
+            return new Client(made, ((VertxInternal) on).createEventLoopContext());
+        });
+    }
+
+    /** The Vert.x instance the listener runs on (or, where none is in the registry, one of delivery's own). */
+    private Vertx vertx(CamelContext camel) {
+        if (vertx == null) {
+            synchronized (this) {
+                if (vertx == null) {
+                    Vertx found = CamelContextHelper.findSingleByType(camel, Vertx.class);
+                    ownVertx = found == null;
+                    vertx = found != null ? found : Vertx.vertx();
+                }
+            }
+        }
+        return vertx;
+    }
+
+    private HttpClientOptions clientOptions(UpstreamOffer.Http2 http2) {
+        boolean h2 = http2 != UpstreamOffer.Http2.NONE;
+        return new HttpClientOptions()
+                .setProtocolVersion(h2 ? HttpVersion.HTTP_2 : HttpVersion.HTTP_1_1)
+                .setHttp2ClearTextUpgrade(http2 == UpstreamOffer.Http2.UPGRADE)
+                .setUseAlpn(h2)
+                .setMaxPoolSize(maxInFlight)
+                .setHttp2MaxPoolSize(Math.max(1, (maxInFlight + STREAMS_PER_CONNECTION - 1) / STREAMS_PER_CONNECTION))
+                .setKeepAlive(true)
+                .setPipelining(false)
+                .setConnectTimeout(CONNECT_TIMEOUT_MS)
+                .setIdleTimeout(IDLE_CONNECTION_SECONDS)
+                .setIdleTimeoutUnit(TimeUnit.SECONDS)
+                .setDecompressionSupported(false)
+                .setTryUseCompression(false)
+                // The answers to a window of batches come back on a few connections (Http2Windows).
+                .setHttp2ConnectionWindowSize(Http2Windows.CONNECTION)
+                .setInitialSettings(new Http2Settings().setInitialWindowSize(Http2Windows.STREAM));
+    }
+
+    @Override
+    protected void doStop() {
+        clients.values().forEach(client -> client.http().close());
+        clients.clear();
+        if (ownVertx && vertx != null) {
+            vertx.close();
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.mcpd.http;
+
+import java.util.Set;
+import org.apache.camel.Processor;
+import org.apache.camel.component.platform.http.PlatformHttpEndpoint;
+import org.apache.camel.component.platform.http.spi.PlatformHttpConsumer;
+import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpEngine;
+import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpRouter;
+
+/**
+ * platform-http's Vert.x engine, except that the routes a role names run on the event loop that took the request
+ * ({@link EventLoopConsumer}) instead of being handed to a worker thread each: the role's own routes, whose every
+ * step either answers at once or waits without blocking ({@link Resume}). Any other platform-http route — an
+ * operator's, under {@code --routes} — is served as platform-http serves it, on a worker thread, so it may block.
+ */
+public final class EventLoopEngine extends VertxPlatformHttpEngine {
+
+    private final Set<String> onEventLoop;
+
+    /**
+     * {@code onEventLoop}: the paths (as the routes' {@code from} name them) whose routes never block; read as each
+     * route starts, so the role may still add to it until then.
+     */
+    public EventLoopEngine(Set<String> onEventLoop) {
+        this.onEventLoop = onEventLoop;
+    }
+
+    @Override
+    public PlatformHttpConsumer createConsumer(PlatformHttpEndpoint endpoint, Processor processor) {
+        return new EventLoopConsumer(endpoint, processor, getHandlers(),
+                VertxPlatformHttpRouter.getRouterNameFromPort(getServerPort()), onEventLoop.contains(endpoint.getPath()));
+    }
+}
