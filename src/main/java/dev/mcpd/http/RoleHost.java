@@ -54,8 +54,7 @@ public final class RoleHost {
         this.role = role;
         this.paths = paths;
         this.config = config;
-        main.configure().withRoutesIncludePattern(
-                "classpath:routes/common/*.camel.yaml,classpath:routes/" + role + "/*.camel.yaml"
+        main.configure().withRoutesIncludePattern(ShippedRoutes.locations(role)
                         + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));

@@ -12,8 +12,10 @@ import java.util.Map;
 
 /**
  * What the spool knows in memory of one segment: where each entry sits, when it was received, which are done, and how
- * far delivery has handed them out. 28 bytes per entry, so a million waiting entries cost about 27 MiB. Guarded by the
- * spool's lock; reads of entry bytes happen outside it (positional reads are safe to run concurrently).
+ * far delivery has handed them out — 28 bytes per entry, for the segments delivery is working through and the one
+ * taking appends. A sealed segment delivery has not reached is only its {@link SegmentSummary} (a few dozen bytes,
+ * whatever it holds) until the spool {@link #load}s it, so a backlog costs memory per segment, not per entry. Guarded
+ * by the spool's lock; reads of entry bytes happen outside it (positional reads are safe to run concurrently).
  */
 final class SegmentIndex implements Closeable {
 
@@ -25,6 +27,8 @@ final class SegmentIndex implements Closeable {
     private int[] sizes = new int[64];
     private long[] receivedAt = new long[64];
     private int count;
+    /** While its entries are not in memory: what they are, in numbers. Null once loaded. */
+    private SegmentSummary summary;
     private final BitSet done = new BitSet();
     private int doneCount;
     /** Entries before it were handed out (or are done). */
@@ -54,6 +58,71 @@ final class SegmentIndex implements Closeable {
         index.sealed = true;
         index.advancePastDone();
         return index;
+    }
+
+    /**
+     * A sealed segment known by its summary alone: nothing of it handed out or done yet. Its entries are read when
+     * delivery reaches it ({@link #load}).
+     */
+    static SegmentIndex summarized(Path dir, long firstSeq, SegmentSummary summary) {
+        SegmentIndex index = new SegmentIndex(dir, firstSeq);
+        index.dropEntries(summary);
+        index.sealed = true;
+        return index;
+    }
+
+    /** Whether its entries are in memory (else only its summary is, and it must be {@link #load}ed to hand out). */
+    boolean loaded() {
+        return summary == null;
+    }
+
+    /** The summary it stands for while not loaded; null when loaded. */
+    SegmentSummary summary() {
+        return summary;
+    }
+
+    /** Takes the entries a scan of its file found in place of its summary (acknowledgements applied). */
+    void load(SegmentScan scan) throws IOException {
+        summary = null;
+        seqs = new long[Math.max(64, scan.entries().size())];
+        offsets = new long[seqs.length];
+        sizes = new int[seqs.length];
+        receivedAt = new long[seqs.length];
+        count = 0;
+        for (EntryLocation entry : scan.entries()) {
+            add(entry);
+        }
+        acks.readInto(done, this::indexOf);
+        doneCount = done.cardinality();
+        advancePastDone();
+    }
+
+    /** What a summary of it now says: its entries as they are (call when sealed). */
+    SegmentSummary summarize(long fileSize) {
+        long bytes = 0;
+        for (int i = 0; i < count; i++) {
+            bytes += sizes[i];
+        }
+        return new SegmentSummary(count, seqs[0], seqs[count - 1], bytes, receivedAt[0], fileSize);
+    }
+
+    /** Whether nothing of it was handed out or is done: its entries can leave memory until delivery comes. */
+    boolean untouched() {
+        return summary == null && count > 0 && cursor == 0 && doneCount == 0 && !retained;
+    }
+
+    /** Lets its entries go from memory, keeping {@code summary} of them; it must be {@link #untouched()}. */
+    void unload(SegmentSummary summary) {
+        dropEntries(summary);
+    }
+
+    private void dropEntries(SegmentSummary summary) {
+        this.summary = summary;
+        count = (int) summary.count();
+        seqs = null;
+        offsets = null;
+        sizes = null;
+        receivedAt = null;
     }
 
     void add(EntryLocation entry) {
@@ -95,6 +164,9 @@ final class SegmentIndex implements Closeable {
     }
 
     long waitingBytes() {
+        if (summary != null) {
+            return summary.bytes();
+        }
         long total = 0;
         for (int i = 0; i < count; i++) {
             if (!done.get(i)) {
@@ -125,6 +197,9 @@ final class SegmentIndex implements Closeable {
 
     /** Every entry was handed out (or is done). */
     boolean allHandedOut() {
+        if (summary != null) {
+            return false;
+        }
         while (cursor < count && done.get(cursor)) {
             cursor++;
         }
@@ -145,18 +220,29 @@ final class SegmentIndex implements Closeable {
 
     /** Receive time of the oldest entry not done, or -1. */
     long oldestWaitingReceivedAt() {
+        if (summary != null) {
+            return summary.firstReceivedAt();
+        }
         advancePastDone();
         return firstNotDone < count ? receivedAt[firstNotDone] : -1;
     }
 
     /** Sequence number of the oldest entry not done, or -1. */
     long oldestWaitingSeq() {
+        if (summary != null) {
+            return summary.firstSeq();
+        }
         advancePastDone();
         return firstNotDone < count ? seqs[firstNotDone] : -1;
     }
 
     /** Entries not done whose sequence number is at most {@code seq}. */
     int waitingThrough(long seq) {
+        if (summary != null) {
+            // None is done; the numbers between first and last are its entries' (a gap only where a write failed).
+            return seq >= summary.lastSeq() ? count : seq < summary.firstSeq() ? 0
+                    : (int) Math.min(count, seq - summary.firstSeq() + 1);
+        }
         advancePastDone();
         int waiting = 0;
         for (int i = firstNotDone; i < count && seqs[i] <= seq; i++) {
@@ -223,6 +309,7 @@ final class SegmentIndex implements Closeable {
     void delete() throws IOException {
         close();
         Files.deleteIfExists(acks.file());
+        Files.deleteIfExists(SegmentSummary.file(dir, firstSeq));
         Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
         Files.deleteIfExists(SpoolFiles.segment(dir, firstSeq));
     }

@@ -57,9 +57,18 @@ record SegmentScan(Path segment, long firstSeq, List<EntryLocation> entries, Lis
     /** Every segment of a spool directory, oldest first, each scanned knowing the name of the one after it. */
     static List<SegmentScan> scanAll(Path dir) throws IOException {
         List<Path> segments = segmentsIn(dir);
-        if (segments.isEmpty()) {
+        return scan(segments, segments);
+    }
+
+    /**
+     * The segments {@code which} of a directory whose segments are {@code all} (oldest first), each scanned knowing
+     * the name of the one after it; oldest first.
+     */
+    static List<SegmentScan> scan(List<Path> all, List<Path> which) throws IOException {
+        if (which.isEmpty()) {
             return List.of();
         }
+        List<Path> segments = which;
         // Segments are independent, and a scan reads and checks every byte (on the development machine ~2 s for a
         // million 1 KiB entries on one core): scanning them on every core shortens a start with a large backlog.
         ExecutorService pool = Executors.newFixedThreadPool(
@@ -72,7 +81,8 @@ record SegmentScan(Path segment, long firstSeq, List<EntryLocation> entries, Lis
             List<Future<Optional<SegmentScan>>> scans = new ArrayList<>(segments.size());
             for (int i = 0; i < segments.size(); i++) {
                 Path segment = segments.get(i);
-                long next = i + 1 < segments.size() ? SpoolFiles.firstSeqOf(segments.get(i + 1)) : -1;
+                int at = all.indexOf(segment);
+                long next = at + 1 < all.size() ? SpoolFiles.firstSeqOf(all.get(at + 1)) : -1;
                 scans.add(pool.submit(() -> {
                     try {
                         return Optional.of(of(segment, next));

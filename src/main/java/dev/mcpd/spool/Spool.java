@@ -2,30 +2,13 @@ package dev.mcpd.spool;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.PriorityQueue;
-import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongConsumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The relay's durable spool: a small append-only storage engine with group commit. No Camel types in here.
@@ -42,7 +25,12 @@ import org.slf4j.LoggerFactory;
  *   relay/
  *     00000000000000000001.seg    entries 1, 2, 3, … appended in sequence order       (mode 0600)
  *     00000000000000000001.cred   the distinct sender credentials those entries carry  (mode 0600, only if any)
+ *     00000000000000000001.ack    the sequence numbers of its entries that are done     (mode 0600)
+ *     00000000000000000001.sum    what it holds, in numbers, written when it is sealed  (mode 0600)
  *     00000000000000004711.seg    the next segment, named by the first seq it may hold
+ *     id                          this spool's identity (mcpd-relay-id)
+ *     spool.lock                  locked while a relay has the spool open
+ *     dead/  replay/  corrupt/    dead letters, dead letters handed back for delivery, damaged bytes
  * </pre>
  * Records are framed and checksummed as {@link RecordCodec} describes. A segment takes appends until it passes
  * {@code segmentTargetBytes}; then a new one is created. At every start a new segment is created for appends and
@@ -50,14 +38,15 @@ import org.slf4j.LoggerFactory;
  * every older segment has been delivered and deleted.
  *
  * <h2>Group commit</h2>
- * One committer thread takes everything that is waiting (up to {@link #MAX_BATCH} entries), appends it with one
- * gathering write, forces it once, and only then completes the batch's futures. Under light load a batch is one entry
+ * One committer thread ({@link GroupCommitter}) takes everything that is waiting (up to
+ * {@link GroupCommitter#MAX_BATCH} entries), appends it with one gathering write, forces it once, and only then
+ * completes the batch's futures. Under light load a batch is one entry
  * and waits for nothing; under heavy load the cost of one {@code fdatasync} is shared by the whole batch. Credentials
  * live in the segment's {@code .cred} file, written once per distinct credential and forced before the entries that
  * refer to it, so that bodies and keys never share a file.
  *
  * <h2>Delivery</h2>
- * {@link #next} hands out the oldest entry not yet handed out (entries given back with {@link #release} first, oldest
+ * The hand-out ledger ({@link SpoolLedger}) is delivery's side. {@link #next} hands out the oldest entry not yet handed out (entries given back with {@link #release} first, oldest
  * first), waking as soon as a commit adds one; an entry is never out to two callers at once. {@link #done} removes it:
  * its sequence number goes to the segment's {@code .ack} file, and a sealed segment whose entries are all done is
  * deleted with its files. Acknowledgements are forced lazily (at most {@link #ACK_FLUSH_INTERVAL} late): one lost in a
@@ -65,8 +54,9 @@ import org.slf4j.LoggerFactory;
  * whose bytes fail their checksum when read is copied to {@code corrupt/} and taken out of delivery, never deleted
  * silently.
  *
- * <h2>Damage found at start</h2>
- * Recovery reads every record and checksum ({@link SegmentScan}); after a bad record it resynchronises at the next
+ * <h2>Damage found when a segment is read</h2>
+ * Reading a segment — at start, for those that need it; when delivery reaches one known by its summary — checks every
+ * record and checksum ({@link SegmentScan}); after a bad record it resynchronises at the next
  * whole record, so damage in the middle of a segment hides only itself. Each damaged region is copied durably to
  * {@code corrupt/<segment>-<offset>.bytes} ({@link Quarantine}) with one WARN line, once (a region already there is
  * not copied, counted or warned about again), and the whole entries before and after it are delivered. A torn tail,
@@ -77,32 +67,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Spool implements Closeable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
-
-    /** Entries per group commit, at most: bounds the latency one batch adds to the next. */
-    static final int MAX_BATCH = 512;
     public static final long DEFAULT_SEGMENT_TARGET_BYTES = 64L * 1024 * 1024;
-
-    private final Path dir;
-    private final long segmentTargetBytes;
-    private final BlockingQueue<PendingAppend> queue = new LinkedBlockingQueue<>();
-    private final Thread committer;
-    private final AtomicLong entries = new AtomicLong();
-    private final AtomicLong bytes = new AtomicLong();
-    private final AtomicLong commits = new AtomicLong();
-    private final SpoolBound bound;
-    private final AtomicLong accepted = new AtomicLong();
-    private final AtomicLong corrupted = new AtomicLong();
-    /** Why the last commit failed, until one succeeds again (or a probe shows the spool writable): readiness. */
-    private volatile String writeProblem;
-    private long lastWriteProbeNanos;
-    private volatile boolean closed;
-    private SegmentWriter writer;
-    private long nextSeq;
-    /** The highest sequence number handed out (committed), this run or an earlier one. */
-    private volatile long newestSeq;
-    private String id;
-    private final DrainBarrier barrier = new DrainBarrier();
 
     /** Acknowledgements are forced at least this often while any are pending. */
     static final Duration ACK_FLUSH_INTERVAL = Duration.ofMillis(200);
@@ -111,30 +76,21 @@ public final class Spool implements Closeable {
     /** The file a write probe creates, forces and deletes; no segment name can look like it. */
     static final String WRITE_PROBE_FILE = ".write-probe";
 
-    // Delivery state, guarded by lock.
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition entryAdded = lock.newCondition();
-    private final TreeMap<Long, SegmentIndex> segments = new TreeMap<>();
-    private SegmentIndex active;
-    private final Map<Long, Handout> handedOut = new HashMap<>();
-    private final PriorityQueue<Handout> released = new PriorityQueue<>(Comparator.comparingLong(Handout::seq));
-
-    /** An entry out for delivery: which segment, which index in it. */
-    private record Handout(SegmentIndex segment, int index, long seq) {
-    }
-
-    private record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt, long reserved,
-                                 LongConsumer beforeDelivery) {
-    }
-
-    private static final PendingAppend STOP = new PendingAppend(null, null, 0, null);
+    private final Path dir;
+    private final SpoolBound bound;
+    private final SpoolLedger ledger;
+    private final GroupCommitter committer;
+    private final String id;
+    /** Held while the spool is open: no second process (or second instance) opens it. */
+    private final SpoolLock ownership;
+    private volatile boolean closed;
 
     /**
      * How the spool is sized.
      *
      * @param segmentTargetBytes a segment takes appends until it is this large
-     * @param maxBytes           the bound (SPEC §6): the bytes waiting entries occupy, plus those of entries being
-     *                           written, never exceed it
+     * @param maxBytes           the bound: the bytes waiting entries occupy, plus those of entries being written,
+     *                           never exceed it
      */
     public record Options(long segmentTargetBytes, long maxBytes) {
         public static Options unbounded() {
@@ -146,17 +102,15 @@ public final class Spool implements Closeable {
         }
     }
 
-    private final WriteChannels channels;
-
-    /** Held while the spool is open: no second process (or second instance) opens it. */
-    private SpoolLock ownership;
-
-    private Spool(Path dir, Options options, WriteChannels channels) {
+    private Spool(Path dir, Options options, WriteChannels channels, SpoolLock ownership,
+                  SpoolRecovery.Recovered recovered, String id) {
         this.dir = dir;
-        this.channels = channels;
-        this.segmentTargetBytes = options.segmentTargetBytes();
+        this.ownership = ownership;
+        this.id = id;
         this.bound = new SpoolBound(options.maxBytes());
-        this.committer = new Thread(this::commitLoop, "spool-committer");
+        bound.recovered(recovered.bytes());
+        this.ledger = new SpoolLedger(dir, bound, recovered);
+        this.committer = new GroupCommitter(dir, options.segmentTargetBytes(), channels, bound, ledger, recovered);
     }
 
     public static Spool open(Path dir) throws IOException {
@@ -178,29 +132,14 @@ public final class Spool implements Closeable {
         SpoolLock ownership = SpoolLock.tryAcquire(dir).orElseThrow(() -> new IOException(
                 "another relay has it open (" + SpoolLock.FILE + " is locked): one relay per spool directory"));
         try {
-            Spool spool = new Spool(dir, options, channels);
-            spool.ownership = ownership;
-            spool.adopt(SpoolRecovery.recover(dir, channels));
-            spool.id = SpoolIdentity.readOrCreate(dir);
+            SpoolRecovery.Recovered recovered = SpoolRecovery.recover(dir, channels);
+            Spool spool = new Spool(dir, options, channels, ownership, recovered, SpoolIdentity.readOrCreate(dir));
             spool.committer.start();
             return spool;
         } catch (IOException | RuntimeException e) {
             ownership.close();
             throw e;
         }
-    }
-
-    private void adopt(SpoolRecovery.Recovered recovered) {
-        segments.putAll(recovered.segments());
-        active = recovered.active();
-        writer = recovered.writer();
-        nextSeq = recovered.nextSeq();
-        // Every number below the new segment's name may have been handed out before (it is never given again).
-        newestSeq = nextSeq - 1;
-        entries.set(recovered.entries());
-        bytes.set(recovered.bytes());
-        bound.recovered(recovered.bytes());
-        corrupted.set(recovered.corrupted());
     }
 
     /**
@@ -227,7 +166,7 @@ public final class Spool implements Closeable {
             receipt.completeExceptionally(new SpoolFullException(bound.maxBytes()));
             return receipt;
         }
-        queue.add(new PendingAppend(request, receipt, size, beforeDelivery));
+        committer.enqueue(new GroupCommitter.PendingAppend(request, receipt, size, beforeDelivery));
         return receipt;
     }
 
@@ -246,7 +185,7 @@ public final class Spool implements Closeable {
 
     /** Entries taken since start. */
     public long accepted() {
-        return accepted.get();
+        return committer.accepted();
     }
 
     /** Requests refused since start because they would not fit. */
@@ -264,176 +203,16 @@ public final class Spool implements Closeable {
      * in time or the spool is closing. The caller must later call {@link #done} or {@link #release} with its seq.
      */
     public Optional<SpoolEntry> next(Duration maxWait) throws InterruptedException, IOException {
-        long deadline = System.nanoTime() + maxWait.toNanos();
-        while (true) {
-            Handout handout;
-            lock.lock();
-            try {
-                handout = handOut();
-                while (handout == null) {
-                    long left = deadline - System.nanoTime();
-                    if (closed || left <= 0) {
-                        return Optional.empty();
-                    }
-                    entryAdded.awaitNanos(left);
-                    handout = handOut();
-                }
-                handedOut.put(handout.seq(), handout);
-            } finally {
-                lock.unlock();
-            }
-            try {
-                return Optional.of(read(handout));
-            } catch (CorruptRecordException e) {
-                quarantine(handout, e);
-            } catch (NoSuchFileException e) {
-                vanished(handout);
-            } catch (IOException e) {
-                release(handout.seq());
-                throw e;
-            }
-        }
+        return ledger.next(maxWait);
     }
 
     /**
      * Hands out up to {@code max} entries not out for delivery that were received before {@code cutoffMillis}, oldest
      * first — for {@code --spool-max-age}, which moves them to dead/. As for {@link #next}, the caller must later call
-     * {@link #done} or {@link #release} with each seq. Entries are appended in the order received, so the search stops
-     * at the first entry not handed out that is younger.
+     * {@link #done} or {@link #release} with each seq.
      */
     public List<SpoolEntry> takeReceivedBefore(long cutoffMillis, int max) throws IOException {
-        List<Handout> handouts = new ArrayList<>();
-        lock.lock();
-        try {
-            for (java.util.Iterator<Handout> again = released.iterator(); again.hasNext() && handouts.size() < max; ) {
-                Handout handout = again.next();
-                if (handout.segment().receivedAt(handout.index()) < cutoffMillis) {
-                    again.remove();
-                    handouts.add(handout);
-                }
-            }
-            for (SegmentIndex segment : segments.values()) {
-                int index;
-                while (handouts.size() < max && (index = segment.handOutIfReceivedBefore(cutoffMillis)) >= 0) {
-                    handouts.add(new Handout(segment, index, segment.seq(index)));
-                }
-                if (handouts.size() >= max || !segment.allHandedOut()) {
-                    break;
-                }
-            }
-            handouts.forEach(handout -> handedOut.put(handout.seq(), handout));
-        } finally {
-            lock.unlock();
-        }
-        List<SpoolEntry> taken = new ArrayList<>(handouts.size());
-        for (int i = 0; i < handouts.size(); i++) {
-            Handout handout = handouts.get(i);
-            try {
-                taken.add(read(handout));
-            } catch (CorruptRecordException e) {
-                quarantine(handout, e);
-            } catch (NoSuchFileException e) {
-                vanished(handout);
-            } catch (IOException e) {
-                handouts.subList(i, handouts.size()).forEach(unread -> release(unread.seq()));
-                taken.forEach(read -> release(read.seq()));
-                throw e;
-            }
-        }
-        return taken;
-    }
-
-    private Handout handOut() {
-        Handout again = released.poll();
-        if (again != null) {
-            return again;
-        }
-        for (SegmentIndex segment : segments.values()) {
-            int index = segment.handOut();
-            if (index >= 0) {
-                return new Handout(segment, index, segment.seq(index));
-            }
-        }
-        return null;
-    }
-
-    private SpoolEntry read(Handout handout) throws IOException, CorruptRecordException {
-        SegmentIndex segment = handout.segment();
-        return SpoolReader.readEntry(readerOf(segment), segment.offset(handout.index()), segment.size(handout.index()),
-                ref -> segment.credentialsFor(ref).get(ref));
-    }
-
-    /** The segment's read channel, opened under the lock on first use; reads through it need no lock. */
-    private FileChannel readerOf(SegmentIndex segment) throws IOException {
-        lock.lock();
-        try {
-            return segment.reader();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Keeps the raw bytes of an unreadable entry in corrupt/ (named, like damage found at start, by its segment and
-     * offset), then takes it out of delivery. If the copy fails, the entry stays in its segment, out of delivery until
-     * the next start, which finds the damage again: it is never dropped without a copy.
-     */
-    private void quarantine(Handout handout, CorruptRecordException why) throws IOException {
-        SegmentIndex segment = handout.segment();
-        long offset = segment.offset(handout.index());
-        String name = Quarantine.name(segment.firstSeq, offset);
-        corrupted.incrementAndGet();
-        try {
-            name = Quarantine.keep(dir, segment.firstSeq, readerOf(segment), offset, segment.size(handout.index())).name();
-        } catch (IOException e) {
-            LOG.error("spool entry {} is damaged ({}) and could not be kept in {}/{} ({}); left in its segment and"
-                    + " out of delivery until the next start", handout.seq(), why.getMessage(),
-                    Quarantine.DIRECTORY, name, e.toString());
-            lock.lock();
-            try {
-                handedOut.remove(handout.seq());
-            } finally {
-                lock.unlock();
-            }
-            return;
-        }
-        LOG.warn("spool entry {} is damaged ({}); kept in {}/{} and taken out of delivery", handout.seq(),
-                why.getMessage(), Quarantine.DIRECTORY, name);
-        done(handout.seq());
-    }
-
-    /**
-     * The segment file of a handed-out entry is gone (the spool directory was removed or emptied while the relay ran)
-     * and was never opened for reading: its waiting entries cannot be read, now or after a restart. They are taken out
-     * of the spool's counts with one ERROR line, so delivery goes on with the rest instead of failing on them for ever.
-     */
-    private void vanished(Handout handout) throws IOException {
-        lock.lock();
-        try {
-            handedOut.remove(handout.seq());
-            SegmentIndex segment = handout.segment();
-            int lost = 0;
-            for (int i = 0; i < segment.count(); i++) {
-                if (segment.markDone(i)) {
-                    lost++;
-                    entries.decrementAndGet();
-                    bytes.addAndGet(-segment.size(i));
-                    bound.giveBack(segment.size(i));
-                }
-            }
-            if (lost > 0) {
-                LOG.error("spool segment {} is gone from {} (deleted while the relay ran): its {} waiting entries"
-                        + " cannot be read and are not delivered", SpoolFiles.segment(dir, segment.firstSeq)
-                        .getFileName(), dir, lost);
-            }
-            if (segment.finished()) {
-                segments.remove(segment.firstSeq);
-                segment.delete();
-            }
-        } finally {
-            lock.unlock();
-        }
-        barrier.passed(oldestWaitingSeq());
+        return ledger.takeReceivedBefore(cutoffMillis, max);
     }
 
     /**
@@ -441,43 +220,22 @@ public final class Spool implements Closeable {
      * and taken out of delivery. Damage kept at an earlier start is not counted again.
      */
     public long corrupted() {
-        return corrupted.get();
+        return ledger.corrupted();
     }
 
     /** How many entries are out for delivery: handed out, neither done nor released yet. */
     public int outForDelivery() {
-        lock.lock();
-        try {
-            return handedOut.size();
-        } finally {
-            lock.unlock();
-        }
+        return ledger.outForDelivery();
     }
 
     /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */
     public void done(long seq) throws IOException {
-        long oldestWaiting;
-        lock.lock();
-        try {
-            Handout handout = handedOut.remove(seq);
-            if (handout == null) {
-                throw new IllegalStateException("entry " + seq + " is not out for delivery");
-            }
-            SegmentIndex segment = handout.segment();
-            if (segment.markDone(handout.index())) {
-                entries.decrementAndGet();
-                bytes.addAndGet(-segment.size(handout.index()));
-                bound.giveBack(segment.size(handout.index()));
-            }
-            if (segment.finished()) {
-                segments.remove(segment.firstSeq);
-                segment.delete();
-            }
-            oldestWaiting = barrier.waiters() == 0 ? -1 : oldestWaitingSeqLocked();
-        } finally {
-            lock.unlock();
-        }
-        barrier.passed(oldestWaiting);
+        ledger.done(seq);
+    }
+
+    /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
+    public void release(long seq) {
+        ledger.release(seq);
     }
 
     /** This spool's identity ({@code mcpd-relay-id}): made with the spool, the same across restarts and crashes. */
@@ -487,41 +245,17 @@ public final class Spool implements Closeable {
 
     /** The highest sequence number handed out so far, by this run or an earlier one on this spool; 0 if none. */
     public long newestSeq() {
-        return newestSeq;
+        return committer.newestSeq();
     }
 
     /** Sequence number of the oldest entry still in the spool (handed out or not), or -1 when there is none. */
     public long oldestWaitingSeq() {
-        lock.lock();
-        try {
-            return oldestWaitingSeqLocked();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private long oldestWaitingSeqLocked() {
-        for (SegmentIndex segment : segments.values()) {
-            long oldest = segment.oldestWaitingSeq();
-            if (oldest >= 0) {
-                return oldest;
-            }
-        }
-        return -1;
+        return ledger.oldestWaitingSeq();
     }
 
     /** Entries still in the spool whose sequence number is at most {@code seq}. */
     public long waitingThrough(long seq) {
-        lock.lock();
-        try {
-            long waiting = 0;
-            for (SegmentIndex segment : segments.headMap(seq, true).values()) {
-                waiting += segment.waitingThrough(seq);
-            }
-            return waiting;
-        } finally {
-            lock.unlock();
-        }
+        return ledger.waitingThrough(seq);
     }
 
     /**
@@ -529,223 +263,54 @@ public final class Spool implements Closeable {
      * moved to dead/), at once if none is now. A caller that stops waiting first calls {@link #stopAwaiting}.
      */
     public CompletableFuture<Void> awaitLeft(long seq) {
-        CompletableFuture<Void> drained = barrier.join(seq);
+        CompletableFuture<Void> drained = ledger.barrier().join(seq);
         long oldest = oldestWaitingSeq(); // after joining: an entry done in between is not missed
         if (oldest < 0 || oldest > seq) {
-            barrier.passed(oldest);
+            ledger.barrier().passed(oldest);
         }
         return drained;
     }
 
     /** A caller of {@link #awaitLeft} for {@code seq} stops waiting; {@code drained} is the future it was given. */
     public void stopAwaiting(long seq, CompletableFuture<Void> drained) {
-        barrier.leave(seq, drained);
+        ledger.barrier().leave(seq, drained);
     }
 
     /** Callers waiting in {@link #awaitLeft} now. */
     public int awaiting() {
-        return barrier.waiters();
-    }
-
-    /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
-    public void release(long seq) {
-        lock.lock();
-        try {
-            Handout handout = handedOut.remove(seq);
-            if (handout != null) {
-                released.add(handout);
-                entryAdded.signal();
-            }
-        } finally {
-            lock.unlock();
-        }
+        return ledger.barrier().waiters();
     }
 
     /** Receive time (epoch ms) of the oldest entry still in the spool, handed out or not; empty when there is none. */
     public Optional<Long> oldestReceivedAtMillis() {
-        lock.lock();
-        try {
-            for (SegmentIndex segment : segments.values()) {
-                long oldest = segment.oldestWaitingReceivedAt();
-                if (oldest >= 0) {
-                    return Optional.of(oldest);
-                }
-            }
-            return Optional.empty();
-        } finally {
-            lock.unlock();
-        }
+        return ledger.oldestReceivedAtMillis();
     }
 
     /** Entries waiting in the spool. */
     public long entries() {
-        return entries.get();
+        return ledger.entries();
     }
 
     /** Bytes the waiting entries occupy as stored (framing, metadata and body). */
     public long bytes() {
-        return bytes.get();
+        return ledger.bytes();
+    }
+
+    /**
+     * Entries whose place is held in memory now (the segments delivery is reading and the one taking appends): what
+     * a backlog costs the heap, by segment rather than by entry.
+     */
+    long indexedEntries() {
+        return ledger.indexedEntries();
     }
 
     /** Forced commits so far: entries divided by commits is how many share one fdatasync. */
     public long commits() {
-        return commits.get();
+        return committer.commits();
     }
 
     public Path directory() {
         return dir;
-    }
-
-    private void commitLoop() {
-        List<PendingAppend> batch = new ArrayList<>(MAX_BATCH);
-        boolean stopping = false;
-        long lastAckFlush = System.nanoTime();
-        while (!stopping || !queue.isEmpty()) {
-            if (System.nanoTime() - lastAckFlush >= ACK_FLUSH_INTERVAL.toNanos()) {
-                flushAcks();
-                lastAckFlush = System.nanoTime();
-            }
-            if (writeProblem != null && !stopping && queue.isEmpty()) {
-                probeWrites();
-            }
-            try {
-                PendingAppend first = stopping
-                        ? queue.poll()
-                        : queue.poll(ACK_FLUSH_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    if (stopping) {
-                        break;
-                    }
-                    continue;
-                }
-                batch.add(first);
-                queue.drainTo(batch, MAX_BATCH - 1);
-            } catch (InterruptedException e) {
-                stopping = true;
-                continue;
-            }
-            if (batch.remove(STOP)) {
-                stopping = true;
-            }
-            if (!batch.isEmpty()) {
-                commit(batch);
-            }
-            batch.clear();
-        }
-    }
-
-    private void commit(List<PendingAppend> batch) {
-        List<SpoolRequest> requests = new ArrayList<>(batch.size());
-        for (PendingAppend pending : batch) {
-            requests.add(pending.request());
-        }
-        try {
-            if (writer == null || writer.broken() || writer.size() >= segmentTargetBytes) {
-                roll();
-            }
-            long first = nextSeq;
-            nextSeq += batch.size();
-            List<EntryLocation> written = writer.commit(first, requests);
-            commits.incrementAndGet();
-            writable();
-            for (int i = 0; i < batch.size(); i++) {
-                if (batch.get(i).beforeDelivery() != null) {
-                    batch.get(i).beforeDelivery().accept(written.get(i).seq());
-                }
-            }
-            lock.lock();
-            try {
-                for (EntryLocation entry : written) {
-                    active.add(entry);
-                    entries.incrementAndGet();
-                    bytes.addAndGet(entry.size());
-                    accepted.incrementAndGet();
-                }
-                entryAdded.signalAll();
-            } finally {
-                lock.unlock();
-            }
-            newestSeq = first + batch.size() - 1;
-            for (int i = 0; i < batch.size(); i++) {
-                EntryLocation entry = written.get(i);
-                // The reservation was computed without encoding: should it ever differ, the stored size wins.
-                long misestimate = entry.size() - batch.get(i).reserved();
-                if (misestimate != 0) {
-                    bound.giveBack(-misestimate);
-                }
-                batch.get(i).receipt().complete(new SpoolReceipt(entry.seq(), entry.size()));
-            }
-        } catch (IOException | RuntimeException e) {
-            writeProblem = oneLine(e);
-            SpoolWriteException failure = new SpoolWriteException("spool write failed: " + e.getMessage(), e);
-            // Logged once per batch at DEBUG: the ingest step says it to the operator, a line a second at most.
-            LOG.debug("spool write of {} entries failed: {}", batch.size(), e.toString());
-            for (PendingAppend pending : batch) {
-                bound.giveBack(pending.reserved());
-                pending.receipt().completeExceptionally(failure);
-            }
-        }
-    }
-
-    private void roll() throws IOException {
-        if (writer != null) {
-            SegmentWriter old = writer;
-            writer = null;
-            old.close();
-        }
-        // A roll that failed half-way (the file made, its directory not forced) left an empty file of this name.
-        writer = SegmentWriter.createOrReuseEmpty(dir, nextSeq, channels);
-        lock.lock();
-        try {
-            SegmentIndex sealed = active;
-            sealed.seal();
-            if (sealed.finished()) {
-                segments.remove(sealed.firstSeq);
-                sealed.delete();
-            }
-            active = new SegmentIndex(dir, nextSeq);
-            segments.put(active.firstSeq, active);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * While writes fail and nothing comes to try again, readiness would stay 503 for ever (and a load balancer sends
-     * nothing that could show otherwise): so the committer tries itself, once a {@link #WRITE_PROBE_INTERVAL} — a new
-     * segment if the current one is broken or gone, its reachability, and a probe file created, forced and deleted
-     * (a full disk refuses it as it refuses an entry).
-     */
-    private void probeWrites() {
-        long now = System.nanoTime();
-        if (now - lastWriteProbeNanos < WRITE_PROBE_INTERVAL.toNanos()) {
-            return;
-        }
-        lastWriteProbeNanos = now;
-        try {
-            if (writer == null || writer.broken()) {
-                roll();
-            }
-            writer.ensureReachable();
-            Path probe = dir.resolve(WRITE_PROBE_FILE);
-            try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                channel.write(java.nio.ByteBuffer.allocate(4096));
-                channel.force(false);
-            } finally {
-                Files.deleteIfExists(probe);
-            }
-            writable();
-        } catch (IOException | RuntimeException e) {
-            writeProblem = oneLine(e);
-        }
-    }
-
-    private void writable() {
-        if (writeProblem != null) {
-            writeProblem = null;
-            LOG.info("spool at {} is writable again", dir);
-        }
     }
 
     /**
@@ -753,37 +318,12 @@ public final class Spool implements Closeable {
      * or vanished directory. Empty while writes succeed.
      */
     public Optional<String> writeProblem() {
-        if (writeProblem == null && !closed && !(Files.isDirectory(dir) && Files.isWritable(dir))) {
+        if (committer.writeProblem() == null && !closed && !(Files.isDirectory(dir) && Files.isWritable(dir))) {
             // Seen before any request tried: the committer now probes until it is writable again.
-            writeProblem = "spool directory " + dir + (Files.isDirectory(dir) ? " is not writable" : " is gone");
+            committer.noteWriteProblem("spool directory " + dir + (Files.isDirectory(dir) ? " is not writable"
+                    : " is gone"));
         }
-        return Optional.ofNullable(writeProblem);
-    }
-
-    private static String oneLine(Throwable e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (e instanceof NoSuchFileException missing) {
-            message = "no such file or directory: " + missing.getFile();
-        } else if (e instanceof java.nio.file.AccessDeniedException denied) {
-            message = "permission denied: " + denied.getFile();
-        } else if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
-            message = fs.getFile() + ": " + fs.getReason();
-        }
-        return message.lines().findFirst().orElse(message);
-    }
-
-    private void flushAcks() {
-        lock.lock();
-        try {
-            for (SegmentIndex segment : segments.values()) {
-                segment.forceAcks();
-            }
-        } catch (IOException e) {
-            LOG.warn("could not force delivery acknowledgements (entries may be sent again after a crash): {}",
-                    e.toString());
-        } finally {
-            lock.unlock();
-        }
+        return Optional.ofNullable(committer.writeProblem());
     }
 
     /** Stops taking appends, commits what is already queued, and closes the files. */
@@ -793,24 +333,9 @@ public final class Spool implements Closeable {
             return;
         }
         closed = true;
-        queue.add(STOP);
         try {
-            committer.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (writer != null) {
-            writer.close();
-        }
-        lock.lock();
-        try {
-            entryAdded.signalAll();
-            flushAcks();
-            for (SegmentIndex segment : segments.values()) {
-                segment.close();
-            }
+            ledger.close(committer.stop());
         } finally {
-            lock.unlock();
             ownership.close();
         }
     }

@@ -2,6 +2,7 @@ package dev.mcpd.spool;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -12,10 +13,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a start makes of a spool directory, once: every segment scanned ({@link SegmentScan}), damage copied to
- * {@code corrupt/} ({@link Quarantine}), segments whose entries are all done deleted, and a new segment created for
- * appends, named by the sequence high-water mark — so sequence numbers only grow. See {@link Spool} ("Damage found at
- * start") for the rules.
+ * What a start makes of a spool directory, once: the segments that need it scanned ({@link SegmentScan}) — those a
+ * crash left open, those delivery had begun (their acknowledgements must be matched to entries), those without a
+ * summary that can be trusted — damage in them copied to {@code corrupt/} ({@link Quarantine}), segments whose entries
+ * are all done deleted, and a new segment created for appends, named by the sequence high-water mark — so sequence
+ * numbers only grow. Every other segment is taken from its {@link SegmentSummary} without reading it: the start does
+ * not grow with the backlog. See {@link Spool} ("Damage found when a segment is read") for the rules.
  */
 final class SpoolRecovery {
 
@@ -48,7 +51,23 @@ final class SpoolRecovery {
         long highWater = 0;
         List<Path> emptySegments = new ArrayList<>();
         List<SegmentIndex> finished = new ArrayList<>();
-        for (SegmentScan scan : SegmentScan.scanAll(dir)) {
+        List<Path> all = SegmentScan.segmentsIn(dir);
+        List<Path> toScan = new ArrayList<>();
+        for (Path segment : all) {
+            long firstSeq = SpoolFiles.firstSeqOf(segment);
+            SegmentSummary summary = Files.exists(new AckLog(dir, firstSeq).file()) ? null
+                    : SegmentSummary.read(dir, firstSeq);
+            if (summary == null) {
+                toScan.add(segment);
+                continue;
+            }
+            SegmentIndex index = SegmentIndex.summarized(dir, firstSeq, summary);
+            segments.put(firstSeq, index);
+            highWater = Math.max(highWater, summary.lastSeq());
+            entries += summary.count();
+            bytes += summary.bytes();
+        }
+        for (SegmentScan scan : SegmentScan.scan(all, toScan)) {
             Path segment = scan.segment();
             highWater = Math.max(highWater, scan.seqBound());
             for (SegmentScan.Region torn : scan.tornTails()) {
@@ -56,7 +75,7 @@ final class SpoolRecovery {
                         + " before it was acknowledged; never read as entries", segment.getFileName(),
                         torn.length(), torn.offset(), torn.reason());
             }
-            boolean damageKept = keepDamageAtStart(dir, scan, corrupted);
+            boolean damageKept = keepDamage(dir, scan, corrupted);
             if (scan.entries().isEmpty()) {
                 if (damageKept) {
                     emptySegments.add(segment);
@@ -94,7 +113,9 @@ final class SpoolRecovery {
         if (!emptySegments.isEmpty() || !finished.isEmpty()) {
             SpoolFiles.forceDirectory(dir);
         }
-        LOG.info("spool at {}: {} entries, {} bytes waiting; next sequence number {}", dir, entries, bytes, nextSeq);
+        LOG.info("spool at {}: {} entries, {} bytes waiting; next sequence number {} ({} of {} segments read, the"
+                + " others are read when delivery reaches them)", dir, entries, bytes, nextSeq, toScan.size(),
+                all.size());
         return new Recovered(segments, active, writer, nextSeq, entries, bytes, corrupted.get());
     }
 
@@ -103,7 +124,7 @@ final class SpoolRecovery {
      * copied again), one log line each. Never throws: a copy that fails is logged, and the segment is then kept as it
      * is (never deleted) so the next start tries again. Returns whether every damaged region is safely kept.
      */
-    private static boolean keepDamageAtStart(Path dir, SegmentScan scan, AtomicLong corrupted) {
+    static boolean keepDamage(Path dir, SegmentScan scan, AtomicLong corrupted) {
         List<SegmentScan.Region> damaged = scan.damaged();
         if (damaged.isEmpty()) {
             return true;

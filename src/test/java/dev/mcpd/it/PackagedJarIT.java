@@ -161,6 +161,39 @@ class PackagedJarIT {
         assertEquals("", broken.err(), broken::toString);
     }
 
+    @Test
+    void theLauncherSizesTheHeapForTheMemoryLimitNotTheHost() throws Exception {
+        Path launcher = projectDir().resolve("bin").resolve("mcpd");
+        Path cgroup = Files.createDirectories(tmp.resolve("cgroup"));
+        long machine = Math.min(512L << 20, Math.max(64L << 20, machineBytes() / 4 >> 20 << 20));
+        assertEquals(machine, maxHeap(launcher, cgroup, null), "no cgroup file: a quarter of the machine, at most 512 MiB");
+        Files.writeString(cgroup.resolve("memory.max"), "max\n");
+        assertEquals(machine, maxHeap(launcher, cgroup, null), "a cgroup without a limit: the same");
+        Files.writeString(cgroup.resolve("memory.max"), Long.toString(1L << 30) + "\n");
+        assertEquals(256L << 20, maxHeap(launcher, cgroup, null), "a 1 GiB container: a quarter of it");
+        Files.writeString(cgroup.resolve("memory.max"), Long.toString(128L << 20) + "\n");
+        assertEquals(64L << 20, maxHeap(launcher, cgroup, null), "never below 64 MiB");
+        assertEquals(768L << 20, maxHeap(launcher, cgroup, "768m"), "MCPD_HEAP wins");
+    }
+
+    /** The JVM's MaxHeapSize when the launcher reads cgroup files from {@code cgroup} (and MCPD_HEAP is {@code heap}). */
+    private long maxHeap(Path launcher, Path cgroup, String heap) {
+        Map<String, String> environment = new HashMap<>(Map.of("MCPD_CGROUP_ROOT", cgroup.toString(),
+                "MCPD_JAVA_OPTS", "-XX:+PrintFlagsFinal"));
+        if (heap != null) {
+            environment.put("MCPD_HEAP", heap);
+        }
+        PackagedJar.Result result = PackagedJar.run(tmp, environment, List.of(launcher.toString(), "--help"));
+        return result.outLines().stream().filter(line -> line.contains(" MaxHeapSize ")).findFirst()
+                .map(line -> Long.parseLong(line.split("=")[1].trim().split("\\s+")[0]))
+                .orElseThrow(() -> new AssertionError("no MaxHeapSize in " + result));
+    }
+
+    private static long machineBytes() throws IOException {
+        return Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(line -> line.startsWith("MemTotal:"))
+                .map(line -> Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024).findFirst().orElseThrow();
+    }
+
     // ---------------------------------------------------------------------------------------------- helpers
 
     private static HttpRequest post(PackagedJar relay, String target, String contentType, byte[] body) {
