@@ -13,12 +13,12 @@
 # and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
+# Usage: bench/run.sh [--quick | --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
 #                      --only health | --only dead-letters]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only large-bodies | --only wan | --only grpc | --only tls | --only barrier | --only health
+#   --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier | --only health
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -30,12 +30,12 @@ quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
-          || [ "${2:-}" = barrier ] \
+          || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] \
             || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || {
-            echo "usage: bench/run.sh --only large-bodies|wan|grpc|tls|barrier|health|dead-letters" >&2; exit 2; }
+            echo "usage: bench/run.sh --only cost|large-bodies|wan|grpc|tls|barrier|health|dead-letters" >&2; exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
+  *) echo "usage: bench/run.sh [--quick | --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
        "--only health | --only dead-letters]" >&2
      exit 2 ;;
 esac
@@ -47,6 +47,7 @@ if ((quick)); then
   wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80
   barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3" health_runs=1
   dead_entries=200 dead_runs=1
+  cost_args="--reps 1 --seconds 3 --warmup 5 --backlog 300000 --drain-seconds 3"
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
   reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
@@ -55,6 +56,7 @@ else
   wan_sustained_rtts=0,80
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
   dead_entries=1000 dead_runs=3
+  cost_args="--reps 5 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
   report_dir=$root plots_dir=$root/bench/report
 fi
 connections=64
@@ -422,6 +424,16 @@ if want tls; then
   kill "$tls_pid" 2>/dev/null || true
   wait "$tls_pid" 2>/dev/null || true
   stop_relay
+fi
+
+# --- the cost of one request: bench/cost.py ---------------------------------------------------------------------
+# Side by side in each repetition: nginx proxy_pass, the relay delivering to nginx, the relay accepting only — with
+# CPU per entry, the JIT's share and peak RSS; then a backlog of 10 000 000 entries: restart, idle RSS, drain from a
+# warm and from a cold page cache.
+if want cost; then
+  say "cost: proxy_pass beside the relay with and without delivery; backlog restart and drain"
+  # shellcheck disable=SC2086 # cost_args is a list of options
+  MCPD_BENCH_DIR=$work python3 "$here/cost.py" --jar "$root/target/mcpd.jar" $cost_args --out "$results" >&2
 fi
 
 # --- delivery across a long link: bench/wan.py through bench/delay_proxy.py ----------------------------------------
