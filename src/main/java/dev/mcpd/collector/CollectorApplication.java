@@ -53,8 +53,8 @@ public final class CollectorApplication implements AutoCloseable {
             throw e;
         }
         server.closeWith(beans);
-        // Liveness and metrics answer at once; readiness asks the store, and ingest writes to it: worker threads.
-        server.onEventLoop("/healthz", "/metrics");
+        // Every step answers at once or waits without blocking; those that use the store run on a worker (OnWorker).
+        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/v1/stats");
         server.tlsReload().bindTo(beans.registry());
         beans.bindTo(server::bind);
         Main main = server.start();

@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
+import dev.mcpd.http.OnWorker;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RolePaths;
@@ -43,20 +44,25 @@ public final class CollectorBeans implements AutoCloseable {
         return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data()), CLOCK));
     }
 
-    /** Binds the collector's beans (beside the shared ones of {@code RoleHost.bindShared}). */
+    /**
+     * Binds the collector's beans (beside the shared ones of {@code RoleHost.bindShared}). Its routes run on the
+     * event loop; the steps that block — parsing a body, a transaction in the store, a query — are bound
+     * {@link OnWorker}.
+     */
     public void bindTo(BiConsumer<String, Object> bind) {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
         bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), CLOCK));
         BatchReader batchReader = new BatchReader(config.maxBodyBytes());
-        bind.accept("batchReader", batchReader);
-        bind.accept("archiveStep", new ArchiveStep(store, metrics));
+        bind.accept("batchReader", OnWorker.of(batchReader));
+        bind.accept("archiveStep", OnWorker.of(new ArchiveStep(store, metrics)));
         bind.accept("collectorAnswer", new CollectorAnswer());
-        bind.accept("relayBatchReader", new RelayBatchReader(batchReader, config.maxBodyBytes()));
-        bind.accept("relayBatchArchive", new RelayBatchArchive(store, metrics));
+        bind.accept("relayBatchReader", OnWorker.of(new RelayBatchReader(batchReader, config.maxBodyBytes())));
+        bind.accept("relayBatchArchive", OnWorker.of(new RelayBatchArchive(store, metrics)));
         bind.accept("relayBatchAnswer", new RelayBatchAnswer());
-        bind.accept("statsAnswer", new StatsAnswer(store));
+        bind.accept("statsAnswer", OnWorker.of(new StatsAnswer(store)));
         // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
-        bind.accept("readiness", new ProbeAnswer(new CollectorReadiness(store), "h2c " + RelayBatch.CAPABILITY));
+        bind.accept("readiness", OnWorker.of(new ProbeAnswer(new CollectorReadiness(store),
+                "h2c " + RelayBatch.CAPABILITY)));
         bind.accept("metricsScrape", new MetricsScrape(registry));
         bind.accept("ingestTally", ingestTally);
     }
