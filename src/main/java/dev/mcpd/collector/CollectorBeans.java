@@ -7,6 +7,7 @@ import dev.mcpd.http.OnWorker;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RolePaths;
+import dev.mcpd.http.SenderKeyCheck;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
@@ -62,7 +63,7 @@ public final class CollectorBeans implements AutoCloseable {
         bind.accept("statsAnswer", OnWorker.of(new StatsAnswer(store)));
         // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
         bind.accept("readiness", OnWorker.of(new ProbeAnswer(new CollectorReadiness(store),
-                "h2c " + RelayBatch.CAPABILITY)));
+                "h2c " + RelayBatch.CAPABILITY).detailOnlyFor(new SenderKeyCheck(config.ingestKey()))));
         bind.accept("metricsScrape", new MetricsScrape(registry));
         bind.accept("ingestTally", ingestTally);
     }

@@ -13,7 +13,7 @@ public final class IngestRefusal extends RuntimeException {
     public enum Kind {
         BAD_TARGET, BAD_FRAMING, BAD_IDEMPOTENCY_KEY, BAD_WAIT, BAD_CONTENT_LENGTH, BAD_BODY, MALFORMED_BATCH, UNAUTHORIZED,
         FORBIDDEN, NOT_ALLOWED, NOT_FOUND, NOT_IMPLEMENTED, UNSUPPORTED_ENCODING, QUOTA_EXCEEDED, TIMED_OUT, TOO_LARGE, SPOOL_FULL,
-        MEMORY_BUSY, UNAVAILABLE, INTERNAL
+        MEMORY_BUSY, UNAVAILABLE, INTERNAL, SENDER_GONE
     }
 
     /** What every retryable refusal asks: come back in five seconds (what OpenTelemetry exporters honour). */
@@ -108,6 +108,15 @@ public final class IngestRefusal extends RuntimeException {
     /** As {@link #unavailable}, of a given kind, and before (or while) the body was read. */
     public static IngestRefusal unavailableBeforeBody(Kind kind, String reason) {
         return new IngestRefusal(503, kind, reason, Optional.of(RETRY_AFTER_SECONDS), true);
+    }
+
+    /**
+     * The sender went away before its request was read (it reset the stream, closed the connection): there is no one
+     * to answer; the refusal is only logged (rate-limited) and counted.
+     */
+    public static IngestRefusal senderGone() {
+        return new IngestRefusal(499, Kind.SENDER_GONE, "the sender reset the request or closed the connection before"
+                + " its body was read", Optional.empty(), true);
     }
 
     /** A fault of the process, not of the request: the sender keeps it and retries. */

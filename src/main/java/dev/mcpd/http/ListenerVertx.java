@@ -40,6 +40,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class ListenerVertx extends VertxWrapper {
 
+    /** Streams a peer may have open at once on one HTTP/2 connection (what Vert.x defaults to, said here). */
+    static final int MAX_STREAMS_PER_CONNECTION = 100;
+
     /** Event loops serving the port: one per core, so that every core can take connections. */
     static final int LISTENING_LOOPS = Math.max(1, Runtime.getRuntime().availableProcessors());
 
@@ -77,7 +80,8 @@ final class ListenerVertx extends VertxWrapper {
         HttpServerOptions ours = new HttpServerOptions(options)
                 .setIdleTimeout((int) Math.max(1, idleTimeout.toMillis())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
                 .setHttp2ConnectionWindowSize(Http2Windows.CONNECTION);
-        ours.setInitialSettings(new Http2Settings(ours.getInitialSettings()).setInitialWindowSize(Http2Windows.STREAM));
+        ours.setInitialSettings(new Http2Settings(ours.getInitialSettings()).setInitialWindowSize(Http2Windows.STREAM)
+                .setMaxConcurrentStreams(MAX_STREAMS_PER_CONNECTION));
         tls.ifPresent(listener -> listener.applyTo(ours));
         return new BehindFrontDoor(ours);
     }

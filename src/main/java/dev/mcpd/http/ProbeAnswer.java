@@ -20,6 +20,7 @@ public final class ProbeAnswer implements Processor {
 
     private final Supplier<Verdict> verdict;
     private final String capabilities;
+    private final SenderKeyCheck detailFor;
 
     public ProbeAnswer(Supplier<Verdict> verdict) {
         this(verdict, "");
@@ -27,8 +28,22 @@ public final class ProbeAnswer implements Processor {
 
     /** @param capabilities space-separated tokens for {@code Mcpd-Capabilities}, or empty for none */
     public ProbeAnswer(Supplier<Verdict> verdict, String capabilities) {
+        this(verdict, capabilities, null);
+    }
+
+    private ProbeAnswer(Supplier<Verdict> verdict, String capabilities, SenderKeyCheck detailFor) {
         this.verdict = verdict;
         this.capabilities = capabilities;
+        this.detailFor = detailFor;
+    }
+
+    /**
+     * This probe, telling its detail (upstreams, the spool's path and fill) only to a caller that presents the
+     * ingest key when one is set; anyone else — a load balancer — reads the verdict's first word ({@code ok},
+     * {@code degraded}, {@code unavailable}) and the same status.
+     */
+    public ProbeAnswer detailOnlyFor(SenderKeyCheck keys) {
+        return new ProbeAnswer(verdict, capabilities, keys);
     }
 
     /** {@code /healthz}: the process is alive and serving, whatever its upstreams do. */
@@ -40,7 +55,11 @@ public final class ProbeAnswer implements Processor {
     public void process(Exchange exchange) {
         Verdict v = verdict.get();
         Message answer = exchange.getMessage();
-        Answers.line(answer, v.status(), v.line());
+        String line = v.line();
+        if (detailFor != null && !detailFor.admits(VertxExchange.request(exchange)) && line.indexOf(':') > 0) {
+            line = line.substring(0, line.indexOf(':'));
+        }
+        Answers.line(answer, v.status(), line);
         if (!capabilities.isEmpty()) {
             answer.setHeader(CAPABILITIES_HEADER, capabilities);
         }

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import java.time.Duration;
 import org.apache.camel.Exchange;
@@ -41,17 +42,58 @@ public final class RefusalAnswer implements Processor {
                 + SenderText.quote(refusal.reason()) + "\" method=" + SenderText.quote(request.method().name())
                 + " path=\"" + SenderText.quote(request.path()) + "\" remote="
                 + (request.remoteAddress() == null ? "-" : request.remoteAddress().host()));
+        if (refusal.kind() == IngestRefusal.Kind.SENDER_GONE) {
+            gone(request);
+            return;
+        }
         if (GrpcCall.of(exchange) != null) {
             GrpcAnswer.refused(exchange, refusal);
-            return; // HTTP/2: nothing of the body can be taken for a next request
+        } else {
+            Message answer = exchange.getMessage();
+            Answers.line(answer, refusal.status(), refusal.reason());
+            refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));
         }
-        Message answer = exchange.getMessage();
-        Answers.line(answer, refusal.status(), refusal.reason());
-        refusal.retryAfterSeconds().ifPresent(seconds -> answer.setHeader("Retry-After", seconds));
-        if (refusal.bodyUnread() && request.version() != HttpVersion.HTTP_2) {
+        if (refusal.bodyUnread()) {
+            unreadBodyAfterAnswer(request);
+        }
+    }
+
+    /**
+     * What is left of a body refused before it was read. HTTP/1.x: the connection closes after the answer, so those
+     * bytes are never parsed as a next request. HTTP/2: the rest of the stream's data is read and dropped (so none of
+     * it is buffered while nobody reads it), and a stream still sending after {@link FrontDoor#LINGER_MAX_MILLIS} is
+     * reset with {@code NO_ERROR} (RFC 9113 §8.1: the sender stops sending).
+     */
+    private static void unreadBodyAfterAnswer(HttpServerRequest request) {
+        if (request.isEnded()) {
+            return; // read already (a GET's route reads its body), nothing left on the connection
+        }
+        request.handler(discarded -> { }); // drain what is in flight until the close (or the stream's end)
+        request.exceptionHandler(ignored -> { });
+        request.resume();
+        if (request.version() != HttpVersion.HTTP_2) {
             FrontDoor.closeAfterAnswer(request);
-            request.handler(discarded -> { }); // drain what is in flight until the close
-            request.resume();
+            return;
+        }
+        io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+        if (context != null) {
+            context.owner().setTimer(FrontDoor.LINGER_MAX_MILLIS, fired -> {
+                if (!request.isEnded()) {
+                    request.response().reset(0);
+                }
+            });
+        }
+    }
+
+    /** Nobody to answer: the stream is reset (HTTP/2) or the connection closed, if that is not done already. */
+    private static void gone(HttpServerRequest request) {
+        if (request.response().closed()) {
+            return;
+        }
+        if (request.version() == HttpVersion.HTTP_2) {
+            request.response().reset(8); // CANCEL
+        } else {
+            request.connection().close();
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.mcpd.http;
 
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
@@ -10,31 +12,35 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.camel.Exchange;
 import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
 import org.apache.camel.support.AsyncProcessorSupport;
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import org.apache.camel.support.SynchronizationAdapter;
 
 /**
  * Reads the whole request body, byte for byte, whatever its content type, and makes it the message body
- * ({@code byte[]}).
+ * ({@code byte[]}), without holding a thread while it arrives (see {@link Resume}).
  *
  * <p>Why not platform-http's own body handling: it turns form-encoded bodies into a Map, does not keep multipart
- * bodies byte-exact, gives {@code null} for an empty body, and answers its request timeout with 503 (see
- * CAMEL-NOTES). The ingest endpoint therefore runs with {@code useBodyHandler=false}, which hands over the paused
- * Vert.x request, and this step reads it: it refuses early on a {@code Content-Length} over {@code --max-body-bytes}
- * (413, before a byte of the body is read), stops a chunked body the moment it grows past the limit (413), and
- * answers 408 when the body has not arrived within {@code --request-timeout-seconds} of the request's arrival.
+ * bodies byte-exact, gives {@code null} for an empty body, and answers its request timeout with 503. The ingest
+ * endpoint therefore runs with {@code useBodyHandler=false}, which hands over the paused Vert.x request, and this step
+ * reads it: a body that grows past {@code --max-body-bytes} is refused the moment it does (413; a declared
+ * {@code Content-Length} over it was refused before, by {@link BodySizeCheck}), and one that has not arrived within
+ * {@code --request-timeout-seconds} of the request's arrival gets 408 — or within {@link #FIRST_BYTE_DEADLINE} when
+ * not one byte of it came.
  *
- * <p>Memory: the body's bytes are held against the {@link BodyBudget} until the exchange is over; a body that does
- * not fit is refused with 503 and {@code Retry-After: 5} — before it is read when its {@code Content-Length} says so.
- * A body of known length is copied once, into an array of exactly its size; a chunked body is kept as its chunks and
- * joined once at the end (both held against the budget while they coexist). A sender that sent
- * {@code Expect: 100-continue} is told to go on only here, after the key, size and spool checks passed.
+ * <p>Memory: the body's bytes are held against the {@link BodyBudget} as they arrive — not as its
+ * {@code Content-Length} announces them, so senders that declare large bodies and send nothing hold no memory and turn
+ * nobody away — until the exchange is over. Past the budget, 503 with {@code Retry-After: 5}. The chunks are joined
+ * once at the end (both held against the budget while they coexist); a body that came in one chunk is copied once. A
+ * sender that sent {@code Expect: 100-continue} is told to go on only here, after the key, size and spool checks.
+ * A sender that resets its stream or closes its connection before its body is read is gone: no answer, one
+ * rate-limited line.
  */
 public final class RequestBodyReader extends AsyncProcessorSupport {
+
+    /** A body of which not one byte came within this long (and within the request timeout) is a 408. */
+    static final Duration FIRST_BYTE_DEADLINE = Duration.ofSeconds(10);
 
     private static final class TooLarge extends RuntimeException {
         TooLarge() {
@@ -44,6 +50,12 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
 
     private static final class OverBudget extends RuntimeException {
         OverBudget() {
+            super(null, null, false, false);
+        }
+    }
+
+    private static final class ShorterThanDeclared extends RuntimeException {
+        ShorterThanDeclared() {
             super(null, null, false, false);
         }
     }
@@ -61,38 +73,58 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
         HttpServerRequest request = VertxExchange.request(exchange);
-        CompletableFuture<byte[]> whole;
+        Reading reading;
         try {
-            whole = startReading(exchange, request);
+            reading = startReading(exchange, request);
         } catch (RuntimeException e) {
             exchange.setException(e);
             callback.done(true);
             return true;
         }
-        return Resume.after(whole, exchange, callback, (body, failure) -> {
+        return Resume.after(reading.whole, exchange, callback, (body, failure) -> {
             if (failure == null) {
                 exchange.getIn().setBody(body);
                 return;
             }
+            pauseQuietly(request);
             if (failure instanceof TimeoutException) {
-                request.pause();
-                throw IngestRefusal.timedOut(requestTimeout.toSeconds());
+                throw IngestRefusal.timedOut(reading.anyByte ? requestTimeout.toSeconds()
+                        : Math.min(requestTimeout.toSeconds(), FIRST_BYTE_DEADLINE.toSeconds()));
             }
             if (failure instanceof TooLarge) {
                 throw IngestRefusal.tooLarge(maxBodyBytes);
             }
             if (failure instanceof OverBudget || failure instanceof OutOfMemoryError) {
-                throw overBudget(true);
+                throw overBudget();
+            }
+            if (!(failure instanceof ShorterThanDeclared) && VertxExchange.response(exchange).closed()) {
+                throw IngestRefusal.senderGone();
             }
             throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_BODY, "request body could not be read");
         });
     }
 
-    /** Checks what can be checked before the body arrives, and starts reading it. */
-    private CompletableFuture<byte[]> startReading(Exchange exchange, HttpServerRequest request) {
+    /** Stops reading; a request whose stream was reset (or connection closed) meanwhile has nothing to stop. */
+    private static void pauseQuietly(HttpServerRequest request) {
+        try {
+            request.pause();
+        } catch (IllegalStateException alreadyGone) {
+            // "Request has already been read": reset or closed
+        }
+    }
+
+    /** A body being read: its bytes, and whether any came yet. */
+    private static final class Reading {
+        final CompletableFuture<byte[]> whole = new CompletableFuture<>();
+        final List<Buffer> chunks = new ArrayList<>(1);
+        long total;
+        volatile boolean anyByte;
+    }
+
+    private Reading startReading(Exchange exchange, HttpServerRequest request) {
         // A gRPC call's body is its message behind a five-byte prefix; the limit is the message's.
         long limit = GrpcCall.of(exchange) == null ? maxBodyBytes : maxBodyBytes + GrpcMessageReader.PREFIX_BYTES;
-        long declared = declaredLength(request.getHeader("Content-Length"));
+        long declared = BodySizeCheck.declaredLength(request);
         if (declared > limit) {
             throw IngestRefusal.tooLarge(maxBodyBytes);
         }
@@ -103,100 +135,88 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
                 budget.give(held.getAndSet(0));
             }
         });
-        if (declared > 0 && !take(held, declared)) {
-            throw overBudget(true);
+        Reading reading = new Reading();
+        try {
+            request.exceptionHandler(reading.whole::completeExceptionally);
+            request.handler(chunk -> take(reading, chunk, held, declared >= 0 ? declared : limit, request));
+            request.endHandler(end -> finish(reading, held, declared));
+        } catch (IllegalStateException e) {
+            // Vert.x says the request "has already been read": its stream was reset, or its connection closed.
+            throw IngestRefusal.senderGone();
         }
         if (request.version() != HttpVersion.HTTP_1_0 && "100-continue".equalsIgnoreCase(request.getHeader("Expect"))) {
             VertxExchange.response(exchange).writeContinue();
         }
-        CompletableFuture<byte[]> whole = declared >= 0
-                ? readKnownLength(request, (int) declared)
-                : readChunked(request, held, limit);
         // The time runs from the request's arrival (when its exchange was created), not from this step.
         long leftMillis = Math.max(1, requestTimeout.toMillis() - exchange.getClock().elapsed());
+        long firstByteMillis = Math.min(leftMillis, FIRST_BYTE_DEADLINE.toMillis());
         Context context = Vertx.currentContext();
         if (context != null) {
-            long timer = context.owner().setTimer(leftMillis, fired -> whole.completeExceptionally(new TimeoutException()));
-            whole.whenComplete((body, failure) -> context.owner().cancelTimer(timer));
+            Vertx vertx = context.owner();
+            long overall = vertx.setTimer(leftMillis, fired -> reading.whole.completeExceptionally(new TimeoutException()));
+            long firstByte = declared == 0 ? -1 : vertx.setTimer(firstByteMillis, fired -> {
+                if (!reading.anyByte) {
+                    reading.whole.completeExceptionally(new TimeoutException());
+                }
+            });
+            reading.whole.whenComplete((body, failure) -> {
+                vertx.cancelTimer(overall);
+                if (firstByte >= 0) {
+                    vertx.cancelTimer(firstByte);
+                }
+            });
         } else {
-            whole.orTimeout(leftMillis, TimeUnit.MILLISECONDS);
+            reading.whole.orTimeout(leftMillis, TimeUnit.MILLISECONDS);
         }
         request.resume();
-        return whole;
+        return reading;
     }
 
-    private CompletableFuture<byte[]> readKnownLength(HttpServerRequest request, int length) {
-        CompletableFuture<byte[]> whole = new CompletableFuture<>();
-        byte[] body;
-        try {
-            body = new byte[length];
-        } catch (OutOfMemoryError e) {
-            throw overBudget(true);
+    /** One more chunk: within the limit (the declared length, or the maximum) and the budget, or the end of it. */
+    private void take(Reading reading, Buffer chunk, AtomicLong held, long limit, HttpServerRequest request) {
+        if (reading.whole.isDone()) {
+            return;
         }
-        int[] filled = {0};
-        request.exceptionHandler(whole::completeExceptionally);
-        request.handler(chunk -> {
-            int n = chunk.length();
-            if (filled[0] + n > length) {
-                // HTTP framing gives no more than Content-Length; should a chunk ever disagree, nothing is kept.
-                request.pause();
-                whole.completeExceptionally(new TooLarge());
-                return;
-            }
-            chunk.getBytes(0, n, body, filled[0]);
-            filled[0] += n;
-        });
-        request.endHandler(end -> {
-            if (filled[0] == length) {
-                whole.complete(body);
-            } else {
-                whole.completeExceptionally(new IllegalStateException("body shorter than its Content-Length"));
-            }
-        });
-        return whole;
+        reading.anyByte = true;
+        if (reading.total + chunk.length() > limit) {
+            pauseQuietly(request);
+            reading.whole.completeExceptionally(new TooLarge());
+        } else if (!take(held, chunk.length())) {
+            pauseQuietly(request);
+            reading.whole.completeExceptionally(new OverBudget());
+        } else {
+            reading.chunks.add(chunk);
+            reading.total += chunk.length();
+        }
     }
 
-    private CompletableFuture<byte[]> readChunked(HttpServerRequest request, AtomicLong held, long limit) {
-        CompletableFuture<byte[]> whole = new CompletableFuture<>();
-        List<Buffer> chunks = new ArrayList<>();
-        long[] total = {0};
-        request.exceptionHandler(whole::completeExceptionally);
-        request.handler(chunk -> {
-            if (whole.isDone()) {
-                return;
-            }
-            if (total[0] + chunk.length() > limit) {
-                request.pause();
-                whole.completeExceptionally(new TooLarge());
-            } else if (!take(held, chunk.length())) {
-                request.pause();
-                whole.completeExceptionally(new OverBudget());
-            } else {
-                chunks.add(chunk);
-                total[0] += chunk.length();
-            }
-        });
-        request.endHandler(end -> {
-            if (whole.isDone()) {
-                return;
-            }
-            // Joined once: the array and the chunks coexist for a moment, so the array is held against the budget
-            // too until the chunks are let go.
-            if (!take(held, total[0])) {
-                whole.completeExceptionally(new OverBudget());
-                return;
-            }
-            byte[] body = new byte[(int) total[0]];
-            int at = 0;
-            for (Buffer chunk : chunks) {
-                chunk.getBytes(0, chunk.length(), body, at);
-                at += chunk.length();
-            }
-            chunks.clear();
-            give(held, total[0]);
-            whole.complete(body);
-        });
-        return whole;
+    private void finish(Reading reading, AtomicLong held, long declared) {
+        if (reading.whole.isDone()) {
+            return;
+        }
+        if (declared >= 0 && reading.total != declared) {
+            reading.whole.completeExceptionally(new ShorterThanDeclared());
+            return;
+        }
+        if (reading.chunks.size() == 1) {
+            reading.whole.complete(reading.chunks.get(0).getBytes());
+            return;
+        }
+        // Joined once: the array and the chunks coexist for a moment, so the array is held against the budget too
+        // until the chunks are let go.
+        if (!take(held, reading.total)) {
+            reading.whole.completeExceptionally(new OverBudget());
+            return;
+        }
+        byte[] body = new byte[(int) reading.total];
+        int at = 0;
+        for (Buffer chunk : reading.chunks) {
+            chunk.getBytes(0, chunk.length(), body, at);
+            at += chunk.length();
+        }
+        reading.chunks.clear();
+        give(held, reading.total);
+        reading.whole.complete(body);
     }
 
     private boolean take(AtomicLong held, long bytes) {
@@ -212,23 +232,8 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
         budget.give(bytes);
     }
 
-    private IngestRefusal overBudget(boolean bodyUnread) {
-        String reason = "too many request bodies are being read at once (" + (budget.capacity() >> 20)
-                + " MiB in memory); retry later";
-        return bodyUnread
-                ? IngestRefusal.unavailableBeforeBody(IngestRefusal.Kind.MEMORY_BUSY, reason)
-                : IngestRefusal.unavailable(reason);
-    }
-
-    private static long declaredLength(String contentLength) {
-        if (contentLength == null) {
-            return -1;
-        }
-        try {
-            return Long.parseLong(contentLength.trim());
-        } catch (NumberFormatException e) {
-            throw IngestRefusal.badRequestBeforeBody(IngestRefusal.Kind.BAD_CONTENT_LENGTH,
-                    "Content-Length is not a number");
-        }
+    private IngestRefusal overBudget() {
+        return IngestRefusal.unavailableBeforeBody(IngestRefusal.Kind.MEMORY_BUSY, "too many request bodies are being"
+                + " read at once (" + (budget.capacity() >> 20) + " MiB in memory); retry later");
     }
 }

@@ -108,6 +108,8 @@ public final class RoleHost {
         bind.accept("answerHeaders", new AnswerHeaderPolicy());
         bind.accept("ingestTargetCheck", new IngestTargetCheck(paths));
         bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
+        bind.accept("headerFieldCheck", new HeaderFieldCheck());
+        bind.accept("bodySizeCheck", new BodySizeCheck(config.maxBodyBytes()));
         BodyBudget bodies = BodyBudget.forHeap(config.maxBodyBytes());
         bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout(), bodies));
         bind.accept("grpcMessage", new GrpcMessageReader(config.maxBodyBytes(), bodies));

@@ -132,7 +132,8 @@ public final class RelayBeans implements AutoCloseable {
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
-        bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board)));
+        bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board))
+                .detailOnlyFor(new SenderKeyCheck(config.ingestKey())));
         bind.accept("metricsScrape", new MetricsScrape(metrics));
         bind.accept("ingestTally", ingestTally);
     }

@@ -41,9 +41,9 @@ class DeliveryBudgetTest {
     }
 
     @Test
-    void theBudgetIsAQuarterOfTheHeapButNeverLessThanOneBody() {
+    void theBudgetIsASixteenthOfTheHeapButNeverLessThanOneBody() {
         long heap = Runtime.getRuntime().maxMemory();
-        assertEquals(heap / 4, DeliveryBudget.forHeap(1).capacity());
+        assertEquals(heap / 16, DeliveryBudget.forHeap(1).capacity());
         assertEquals(heap, DeliveryBudget.forHeap(heap).capacity());
     }
 }

@@ -174,6 +174,17 @@ class PackagedJarIT {
         Files.writeString(cgroup.resolve("memory.max"), Long.toString(128L << 20) + "\n");
         assertEquals(64L << 20, maxHeap(launcher, cgroup, null), "never below 64 MiB");
         assertEquals(768L << 20, maxHeap(launcher, cgroup, "768m"), "MCPD_HEAP wins");
+        long own = maxHeapWith(launcher, cgroup, "-XX:MaxRAMPercentage=70");
+        assertTrue(own > (512L << 20) || machineBytes() < (1L << 30),
+                "an operator's own heap option replaces the launcher's sizing (70 % of the machine): " + own);
+    }
+
+    private long maxHeapWith(Path launcher, Path cgroup, String javaOptions) {
+        PackagedJar.Result result = PackagedJar.run(tmp, Map.of("MCPD_CGROUP_ROOT", cgroup.toString(),
+                "MCPD_JAVA_OPTS", javaOptions + " -XX:+PrintFlagsFinal"), List.of(launcher.toString(), "--help"));
+        return result.outLines().stream().filter(line -> line.contains(" MaxHeapSize ")).findFirst()
+                .map(line -> Long.parseLong(line.split("=")[1].trim().split("\\s+")[0]))
+                .orElseThrow(() -> new AssertionError("no MaxHeapSize in " + result));
     }
 
     /** The JVM's MaxHeapSize when the launcher reads cgroup files from {@code cgroup} (and MCPD_HEAP is {@code heap}). */
