@@ -4,10 +4,12 @@ import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.AIMDLimit;
 import com.netflix.concurrency.limits.limit.AbstractLimit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
-import com.netflix.concurrency.limits.limiter.BlockingLimiter;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -50,8 +52,14 @@ public final class UpstreamWindow {
 
     private final LeastOf limit;
     private final SimpleLimiter<Void> limiter;
-    private final Limiter<Void> waiting;
     private final int max;
+    /**
+     * Callers waiting for a place, and what wakes one. Not the library's BlockingLimiter: it wakes every waiter
+     * (notifyAll) at every answer, one futex wake-up per lane per answer; this wakes one, and only when one waits.
+     */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition freed = lock.newCondition();
+    private final AtomicInteger waiters = new AtomicInteger();
 
     /**
      * @param max     {@code --max-in-flight}
@@ -66,8 +74,6 @@ public final class UpstreamWindow {
                 .rttTolerance(GRADIENT_TOLERANCE).build();
         this.limit = new LeastOf(initial, loss, latency);
         this.limiter = SimpleLimiter.newBuilder().limit(limit).build();
-        // Every place is taken through the one BlockingLimiter: it wakes its waiters when a place it gave comes back.
-        this.waiting = BlockingLimiter.wrap(limiter, ACQUIRE_WAIT);
     }
 
     /**
@@ -76,7 +82,41 @@ public final class UpstreamWindow {
      * wait?).
      */
     public Optional<Slot> acquire() {
-        return waiting.acquire(null).map(GivenBackOnce::new);
+        Optional<Limiter.Listener> place = limiter.acquire(null);
+        if (place.isPresent()) {
+            return place.map(GivenBackOnce::new);
+        }
+        long deadline = System.nanoTime() + ACQUIRE_WAIT.toNanos();
+        lock.lock();
+        waiters.incrementAndGet(); // before the next try: a place given back from now on wakes this caller
+        try {
+            while (true) {
+                place = limiter.acquire(null);
+                long left = deadline - System.nanoTime();
+                if (place.isPresent() || left <= 0) {
+                    return place.map(GivenBackOnce::new);
+                }
+                freed.awaitNanos(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } finally {
+            waiters.decrementAndGet();
+            lock.unlock();
+        }
+    }
+
+    /** A place came back: one waiting caller (if any) tries again. */
+    private void givenBack() {
+        if (waiters.get() > 0) {
+            lock.lock();
+            try {
+                freed.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     /** The window now: how many may be in flight. */
@@ -92,7 +132,7 @@ public final class UpstreamWindow {
         return max;
     }
 
-    private static final class GivenBackOnce implements Slot {
+    private final class GivenBackOnce implements Slot {
         private final Limiter.Listener listener;
         private boolean given;
 
@@ -105,6 +145,7 @@ public final class UpstreamWindow {
             if (!given) {
                 given = true;
                 listener.onSuccess();
+                givenBack();
             }
         }
 
@@ -113,6 +154,7 @@ public final class UpstreamWindow {
             if (!given) {
                 given = true;
                 listener.onDropped();
+                givenBack();
             }
         }
 
@@ -121,6 +163,7 @@ public final class UpstreamWindow {
             if (!given) {
                 given = true;
                 listener.onIgnore();
+                givenBack();
             }
         }
     }
