@@ -1,8 +1,8 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.http.ExtensionPoint;
-import dev.mcpd.http.Resume;
 import dev.mcpd.spool.SpoolEntry;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
@@ -22,21 +22,11 @@ public final class AfterDelivery extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        List<SpoolEntry> delivered = DeliveryExchange.delivered(exchange);
-        try {
-            if (delivered.isEmpty() || !point.hasRoute(exchange.getContext())) {
-                callback.done(true);
-                return true;
-            }
-        } catch (Exception e) {
-            exchange.setException(e);
-            callback.done(true);
-            return true;
-        }
-        Attempt attempt = DeliveryExchange.attempt(exchange);
-        int status = DeliveryExchange.batchAnswer(exchange).isPresent() ? 200 : attempt.status().orElse(0);
-        return Resume.blocking(exchange, callback, () -> {
-            for (SpoolEntry entry : delivered) {
+        return point.each(exchange, callback, () -> {
+            Attempt attempt = DeliveryExchange.attempt(exchange);
+            int status = DeliveryExchange.batchAnswer(exchange).isPresent() ? 200 : attempt.status().orElse(0);
+            List<Exchange> each = new ArrayList<>();
+            for (SpoolEntry entry : DeliveryExchange.delivered(exchange)) {
                 Exchange one = new DefaultExchange(exchange.getContext());
                 one.getMessage().setHeader("McpdSeq", entry.seq());
                 one.getMessage().setHeader("McpdTarget", entry.request().target());
@@ -44,11 +34,9 @@ public final class AfterDelivery extends AsyncProcessorSupport {
                 one.getMessage().setHeader("McpdUpstream", attempt.upstream().label());
                 one.getMessage().setHeader("McpdStatus", status);
                 one.getMessage().setBody(attempt.answer());
-                point.callInPlace(one);
-                if (one.getException() != null) {
-                    throw one.getException();
-                }
+                each.add(one);
             }
+            return each;
         });
     }
 

@@ -1,5 +1,7 @@
 package dev.mcpd.http;
 
+import java.util.List;
+import java.util.function.Supplier;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -46,24 +48,19 @@ public final class ExtensionPoint extends AsyncProcessorSupport {
         }
     }
 
-    /** Whether an operator's route consumes this extension point now. */
-    public boolean hasRoute(CamelContext camel) throws Exception {
-        return endpoint(camel).getConsumer() != null;
-    }
-
-    /** Sends {@code exchange} through the operator's route on this thread (it may block); a failure is set on it. */
-    public void callInPlace(Exchange exchange) {
-        try {
-            producer.process(exchange);
-        } catch (Exception e) {
-            exchange.setException(e);
-        }
-    }
-
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
+        return each(exchange, callback, () -> List.of(exchange));
+    }
+
+    /**
+     * Sends the exchanges {@code calls} makes, one after the other, through the operator's route, on a worker thread
+     * (it may block); the first that fails fails {@code exchange}. Without a route consuming the extension point,
+     * {@code calls} is not even asked.
+     */
+    public boolean each(Exchange exchange, AsyncCallback callback, Supplier<List<Exchange>> calls) {
         try {
-            if (!hasRoute(exchange.getContext())) {
+            if (endpoint(exchange.getContext()).getConsumer() == null) {
                 callback.done(true);
                 return true;
             }
@@ -72,6 +69,18 @@ public final class ExtensionPoint extends AsyncProcessorSupport {
             callback.done(true);
             return true;
         }
-        return Resume.blocking(exchange, callback, () -> callInPlace(exchange));
+        List<Exchange> each = calls.get();
+        if (each.isEmpty()) {
+            callback.done(true);
+            return true;
+        }
+        return Resume.blocking(exchange, callback, () -> {
+            for (Exchange one : each) {
+                producer.process(one);
+                if (one.getException() != null) {
+                    throw one.getException();
+                }
+            }
+        });
     }
 }
