@@ -103,9 +103,11 @@ case $role in
     relay) config_class=$here/relay/McpdRelayConfiguration.java ;;
     serve) config_class=$here/serve/McpdServeConfiguration.java ;;
 esac
-deps=mvn:io.micrometer:micrometer-registry-prometheus:1.15.6
+# camel-direct: the extension points (direct:mcpd-…) are called by mcpd's own steps, not named by a route's URI, so
+# Camel JBang would not find the component by itself
+deps=mvn:io.micrometer:micrometer-registry-prometheus:1.15.6,camel:direct
 if [[ $role == relay ]]; then
-    # the delivery window's limit algorithms (Camel JBang finds camel-vertx-http by the route's vertx-http: itself)
+    # the delivery window's limit algorithms
     deps+=,mvn:com.netflix.concurrency-limits:concurrency-limits-core:0.5.4
 fi
 if [[ $role == serve ]]; then

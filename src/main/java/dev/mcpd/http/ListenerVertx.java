@@ -49,13 +49,15 @@ final class ListenerVertx extends VertxWrapper {
     private final Duration idleTimeout;
     private final FrontDoor.RefusalLog refusals;
     private final java.util.Optional<ListenerTls> tls;
+    private final java.util.function.BooleanSupplier routesUp;
 
     private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals,
-                          java.util.Optional<ListenerTls> tls) {
+                          java.util.Optional<ListenerTls> tls, java.util.function.BooleanSupplier routesUp) {
         super(delegate);
         this.idleTimeout = idleTimeout;
         this.refusals = refusals;
         this.tls = tls;
+        this.routesUp = routesUp;
     }
 
     /**
@@ -66,9 +68,14 @@ final class ListenerVertx extends VertxWrapper {
         return requestTimeout.multipliedBy(2);
     }
 
+    /**
+     * {@code routesUp}: whether the routes are there to serve; until then every request is answered 503
+     * {@code Retry-After: 5} here ("starting"). The server listens a moment before the routes are installed, and
+     * Vert.x's router would answer those requests with an HTML 404.
+     */
     static ListenerVertx create(VertxOptions options, Duration idleTimeout, FrontDoor.RefusalLog refusals,
-                                java.util.Optional<ListenerTls> tls) {
-        return new ListenerVertx((VertxInternal) Vertx.vertx(options), idleTimeout, refusals, tls);
+                                java.util.Optional<ListenerTls> tls, java.util.function.BooleanSupplier routesUp) {
+        return new ListenerVertx((VertxInternal) Vertx.vertx(options), idleTimeout, refusals, tls, routesUp);
     }
 
     Duration idleTimeout() {
@@ -89,6 +96,19 @@ final class ListenerVertx extends VertxWrapper {
     @Override
     public HttpServer createHttpServer() {
         return createHttpServer(new HttpServerOptions());
+    }
+
+    /** {@code next}, once the routes are up; before, "starting; retry later". */
+    private Handler<HttpServerRequest> starting(Handler<HttpServerRequest> next) {
+        return request -> {
+            if (routesUp.getAsBoolean()) {
+                next.handle(request);
+            } else {
+                request.response().setStatusCode(503)
+                        .putHeader("Retry-After", Integer.toString(IngestRefusal.RETRY_AFTER_SECONDS))
+                        .putHeader("Content-Type", Answers.TEXT).end("starting; retry later\n");
+            }
+        };
     }
 
     /**
@@ -113,7 +133,7 @@ final class ListenerVertx extends VertxWrapper {
 
         @Override
         public HttpServer requestHandler(Handler<HttpServerRequest> handler) {
-            Handler<HttpServerRequest> door = FrontDoor.before(handler, refusals);
+            Handler<HttpServerRequest> door = FrontDoor.before(starting(handler), refusals);
             requests = tls.map(listener -> listener.admitting(door, refusals)).orElse(door);
             server.requestHandler(requests);
             return this;

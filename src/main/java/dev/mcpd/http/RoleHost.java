@@ -64,7 +64,7 @@ public final class RoleHost {
         bindShared(config, paths, main::bind, tlsReload);
         vertx = ListenerVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
                 ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
-                listenerTls);
+                listenerTls, () -> gate != null && gate.installed());
         main.bind("vertx", vertx);
         main.bind("platform-http-engine", new EventLoopEngine(onEventLoop));
         // Camel Main's SIGTERM hook runs this first: from now on the port answers "stopping". A signal that comes while

@@ -66,6 +66,11 @@ public final class ServingGate extends EventNotifierSupport {
         return gate;
     }
 
+    /** True once the gate is on the router: the routes can take requests. */
+    public boolean installed() {
+        return installed;
+    }
+
     /** True once the context began to stop: readiness answers 503 from then on. */
     public boolean stopping() {
         return stopping.get();
