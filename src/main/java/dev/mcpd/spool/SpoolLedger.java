@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -477,21 +478,11 @@ final class SpoolLedger {
     }
 
     int outForDelivery() {
-        lock.lock();
-        try {
-            return handedOut.size();
-        } finally {
-            lock.unlock();
-        }
+        return underLock(handedOut::size);
     }
 
     long oldestWaitingSeq() {
-        lock.lock();
-        try {
-            return oldestWaitingSeqLocked();
-        } finally {
-            lock.unlock();
-        }
+        return underLock(this::oldestWaitingSeqLocked);
     }
 
     private long oldestWaitingSeqLocked() {
@@ -505,42 +496,43 @@ final class SpoolLedger {
     }
 
     long waitingThrough(long seq) {
-        lock.lock();
-        try {
+        return underLock(() -> {
             long waiting = 0;
             for (SegmentIndex segment : segments.headMap(seq, true).values()) {
                 waiting += segment.waitingThrough(seq);
             }
             return waiting;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     Optional<Long> oldestReceivedAtMillis() {
-        lock.lock();
-        try {
+        return underLock(() -> {
             for (SegmentIndex segment : segments.values()) {
                 long oldest = segment.oldestWaitingReceivedAt();
                 if (oldest >= 0) {
                     return Optional.of(oldest);
                 }
             }
-            return Optional.empty();
-        } finally {
-            lock.unlock();
-        }
+            return Optional.<Long>empty();
+        });
     }
 
     /** Entries whose place is held in memory now: those of the segments delivery reads and of the one appended to. */
     long indexedEntries() {
-        lock.lock();
-        try {
+        return underLock(() -> {
             long indexed = 0;
             for (SegmentIndex segment : segments.values()) {
                 indexed += segment.loaded() ? segment.count() : 0;
             }
             return indexed;
+        });
+    }
+
+    /** A read of the ledger's state for the gauges, the status page and the barrier. */
+    private <T> T underLock(Supplier<T> read) {
+        lock.lock();
+        try {
+            return read.get();
         } finally {
             lock.unlock();
         }
