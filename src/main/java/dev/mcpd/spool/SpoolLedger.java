@@ -317,10 +317,7 @@ final class SpoolLedger {
                     // The summary no longer tells what the segment holds: the next start reads it whole.
                     java.nio.file.Files.deleteIfExists(SegmentSummary.file(dir, segment.firstSeq));
                 }
-                if (segment.finished()) {
-                    segments.remove(segment.firstSeq);
-                    segment.delete();
-                }
+                removeIfFinished(segment);
             } finally {
                 lock.unlock();
             }
@@ -346,8 +343,7 @@ final class SpoolLedger {
             entries.addAndGet(-lost);
             bytes.addAndGet(-segment.waitingBytes());
             bound.giveBack(segment.waitingBytes());
-            segments.remove(segment.firstSeq);
-            segment.delete();
+            remove(segment);
             LOG.error("spool segment {} is gone from {} (deleted while the relay ran): its {} waiting entries"
                     + " cannot be read and are not delivered", SpoolFiles.segment(dir, segment.firstSeq)
                     .getFileName(), dir, lost);
@@ -427,14 +423,23 @@ final class SpoolLedger {
                         + " cannot be read and are not delivered", SpoolFiles.segment(dir, segment.firstSeq)
                         .getFileName(), dir, lost);
             }
-            if (segment.finished()) {
-                segments.remove(segment.firstSeq);
-                segment.delete();
-            }
+            removeIfFinished(segment);
         } finally {
             lock.unlock();
         }
         barrier.passed(oldestWaitingSeq());
+    }
+
+    /** Called under the lock: a segment with nothing left to deliver leaves the ledger and the disk. */
+    private void removeIfFinished(SegmentIndex segment) throws IOException {
+        if (segment.finished()) {
+            remove(segment);
+        }
+    }
+
+    private void remove(SegmentIndex segment) throws IOException {
+        segments.remove(segment.firstSeq);
+        segment.delete();
     }
 
     /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */
@@ -452,10 +457,7 @@ final class SpoolLedger {
                 bytes.addAndGet(-segment.size(handout.index()));
                 bound.giveBack(segment.size(handout.index()));
             }
-            if (segment.finished()) {
-                segments.remove(segment.firstSeq);
-                segment.delete();
-            }
+            removeIfFinished(segment);
             oldestWaiting = barrier.waiters() == 0 ? -1 : oldestWaitingSeqLocked();
         } finally {
             lock.unlock();
