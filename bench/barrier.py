@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The delivery barrier (SPEC §10.3) measured: how long after the last accept GET /relay/sync answers 200, and
+"""The delivery barrier measured: how long after the last accept GET /relay/sync answers 200, and
 whether callers waiting on it slow the relay's ingest.
 
 latency  bin/mcpd relay in front of mcpd serve, directly (RTT 0) and through bench/delay_proxy.py (RTT 80 ms):

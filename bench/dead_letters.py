@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Dead letters replayed (SPEC §10.5): how long `mcpd relay dead replay --all` takes to hand N dead letters to a running
+"""Dead letters replayed: how long `mcpd relay dead replay --all` takes to hand N dead letters to a running
 relay and until they are delivered, against the baseline of the same N requests posted to the relay's ingest.
 
 bin/mcpd relay in front of a local upstream (a Python HTTP server) that refuses every request with 422 — each is kept

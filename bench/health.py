@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Health checks measured (SPEC §10.2): how long after its upstream dies a relay takes it out of service, and how
+"""Health checks measured: how long after its upstream dies a relay takes it out of service, and how
 long after it comes back the relay puts it back — with no traffic, probes alone.
 
 bin/mcpd relay checks one upstream, mcpd serve; the collector is killed (its port refuses connections) and, once the

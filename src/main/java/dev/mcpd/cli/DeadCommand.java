@@ -35,7 +35,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code mcpd relay dead}: what an upstream refused for good, or what expired (SPEC §10.5) — see it, send it again
+ * {@code mcpd relay dead}: what an upstream refused for good, or what expired — see it, send it again
  * once the cause is fixed, or delete it. Works on a stopped relay's spool and beside a running relay: a replay hands
  * the entries over in {@code replay/}, and the relay takes them into its spool ({@link ReplayInbox}).
  */

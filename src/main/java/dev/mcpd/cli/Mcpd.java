@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine;
 
 /**
- * The {@code mcpd} command line (SPEC §1): {@code mcpd [OPTIONS] COMMAND [OPTIONS]}.
+ * The {@code mcpd} command line: {@code mcpd [OPTIONS] COMMAND [OPTIONS]}.
  *
  * <p>The environment is passed in rather than read here and there, so a test can run any command line
  * against any environment and read what it prints.
@@ -38,7 +38,7 @@ public final class Mcpd implements Callable<Integer> {
     static final int EXIT_OK = 0;
     /** Something went wrong while running. */
     static final int EXIT_FAILURE = 1;
-    /** The command line or the configuration is wrong (SPEC §1). */
+    /** The command line or the configuration is wrong. */
     static final int EXIT_USAGE = 2;
 
     @Spec

@@ -14,7 +14,7 @@ import picocli.CommandLine;
 
 /**
  * Turns every error into one line on stderr, {@code mcpd: what is wrong}, and an exit status — never a
- * stack trace (SPEC §1). An operator reads the line in a terminal or a container log; a trace there hides
+ * stack trace. An operator reads the line in a terminal or a container log; a trace there hides
  * the one sentence that says what to fix.
  */
 final class OneLineErrors implements IParameterExceptionHandler, IExecutionExceptionHandler {

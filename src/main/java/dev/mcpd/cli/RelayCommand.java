@@ -10,7 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code mcpd relay}: run the relay in the foreground (SPEC §2–§7). */
+/** {@code mcpd relay}: run the relay in the foreground. */
 @Command(name = "relay", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
         subcommands = {SpoolCommand.class, DeadCommand.class},
         description = "Run the relay in the foreground: spool every ingest request on disk, answer the sender,"

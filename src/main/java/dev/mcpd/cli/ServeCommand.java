@@ -8,7 +8,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code mcpd serve}: run the collector in the foreground (SPEC §8, §9). */
+/** {@code mcpd serve}: run the collector in the foreground. */
 @Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
         description = "Run the collector in the foreground: archive every ingest request in the store"
                 + " (--data: an embedded SQLite file or postgres://…), counting a re-sent batch once.")

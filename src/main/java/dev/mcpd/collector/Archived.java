@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
 /**
- * What archiving a batch did: the counts the sender is answered with (SPEC §9).
+ * What archiving a batch did: the counts the sender is answered with.
  *
  * @param accepted  events stored
  * @param duplicate events of a batch whose key was seen before (nothing stored)

@@ -25,7 +25,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Reads what a request brings into a {@link Batch} (SPEC §9). An OTLP request is kept as received and counts as one
+ * Reads what a request brings into a {@link Batch}. An OTLP request is kept as received and counts as one
  * event; a native batch ({@code {"idempotency_key"?: string, "events": [...]}}) is read to count its events — JSON
  * objects are accepted, anything else rejected — and its key in the body beats the {@code Idempotency-Key} header.
  * The body is stored as received.

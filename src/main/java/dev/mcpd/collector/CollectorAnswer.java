@@ -7,7 +7,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * The collector's answer (SPEC §9): a native batch gets 200 {@code {"accepted":A,"duplicate":D,"rejected":R}}; an
+ * The collector's answer: a native batch gets 200 {@code {"accepted":A,"duplicate":D,"rejected":R}}; an
  * OTLP request gets the partial-success response of its content type.
  */
 public final class CollectorAnswer implements Processor {

@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Supplier;
 
-/** {@code /readyz} of a collector (SPEC §8): 200 {@code ok} while the store answers a trivial query in 2 s. */
+/** {@code /readyz} of a collector: 200 {@code ok} while the store answers a trivial query in 2 s. */
 public final class CollectorReadiness implements Supplier<ProbeAnswer.Verdict> {
 
     static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);

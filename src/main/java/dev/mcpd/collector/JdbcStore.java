@@ -23,7 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The collector's archive on SQLite or PostgreSQL (SPEC §8, §9), through a pooled JDBC connection.
+ * The collector's archive on SQLite or PostgreSQL, through a pooled JDBC connection.
  *
  * <p>A batch and its idempotency key are one row: it is inserted with {@code ON CONFLICT (idempotency_key) DO
  * NOTHING}, so the database's unique index — not a check before the insert — decides which copy is stored. Two

@@ -7,7 +7,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * {@code --quota-per-minute N} (SPEC §8): past N ingest requests in the current minute (wall clock, this replica),
+ * {@code --quota-per-minute N}: past N ingest requests in the current minute (wall clock, this replica),
  * a request gets 429 with {@code Retry-After} set to the seconds left in the minute. With several replicas, divide
  * the cap you want by their number. 0 means no quota. A relay batch counts as its entries, all or none: a batch that
  * does not fit in what is left of the minute is refused whole (the relay sends it elsewhere or later).

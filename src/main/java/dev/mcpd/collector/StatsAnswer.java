@@ -6,7 +6,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
 
-/** {@code GET /v1/stats}: {@code {"batches":N,"events":N,"duplicates":N}}, what the store holds (SPEC §9). */
+/** {@code GET /v1/stats}: {@code {"batches":N,"events":N,"duplicates":N}}, what the store holds. */
 public final class StatsAnswer implements Processor {
 
     private final JdbcStore store;

@@ -4,7 +4,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Byte sizes as operators write them (SPEC §1): a whole number of bytes, or one followed by
+ * Byte sizes as operators write them: a whole number of bytes, or one followed by
  * {@code B}, {@code KiB}, {@code MiB} or {@code GiB} (binary units, spelled exactly so: {@code MB} is
  * refused rather than guessed at, because 10 MB and 10 MiB differ by 5%).
  */

@@ -19,11 +19,11 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * Everything one mcpd process is configured with (SPEC §1), typed and validated.
+ * Everything one mcpd process is configured with, typed and validated.
  *
  * <p>Every instance is valid: the canonical constructor checks each value, so a component that is handed
  * a config never checks it again. {@link #from(Map, Map)} builds one from command-line flags and
- * environment variables, with SPEC §1's precedence (flag, then variable, then default) and errors that
+ * environment variables, with the command line's precedence (flag, then variable, then default) and errors that
  * name the flag or variable the bad value came from. Nothing else in mcpd reads flags or the environment. Each
  * option is declared once, in {@link Options}.
  *
@@ -50,7 +50,7 @@ import java.util.stream.Collectors;
  * @param retryableStatuses 4xx statuses retried like a 5xx rather than dead-lettered ({@code --retryable-status})
  * @param spoolMaxAge    an entry waiting longer moves to dead/ as expired; empty: nothing expires
  *                       ({@code --spool-max-age})
- * @param tls            the PEM files of the listener's HTTPS and of the relay's TLS to its upstreams (SPEC §12)
+ * @param tls            the PEM files of the listener's HTTPS and of the relay's TLS to its upstreams
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
@@ -145,7 +145,7 @@ public record McpdConfig(
     }
 
     /**
-     * The configuration given by command-line flags and environment variables (SPEC §1).
+     * The configuration given by command-line flags and environment variables.
      *
      * <p>A flag beats its variable; any {@code --upstream} flag replaces the whole {@code MCPD_UPSTREAMS}
      * list; an empty variable counts as unset. A single-valued option given several times keeps its last
@@ -519,7 +519,7 @@ public record McpdConfig(
     }
 
     /**
-     * The raw text of each option, with SPEC §1's precedence applied, parsed so that an error names the
+     * The raw text of each option, with the command line's precedence applied, parsed so that an error names the
      * flag or the environment variable the text came from.
      */
     private static final class Sources {

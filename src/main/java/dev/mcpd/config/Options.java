@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * Every option of mcpd (SPEC §1), each declared once: flag, variable, value label, meaning, default, parser and
+ * Every option of mcpd, each declared once: flag, variable, value label, meaning, default, parser and
  * check, and the roles that take it. A new option is one entry here (and its field in {@link McpdConfig}); the
  * command line, its help, and the README's option table follow from it.
  */

@@ -8,7 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The PEM files of SPEC §12, as named: the listener's certificate and key ({@code --tls-cert}, {@code --tls-key}),
+ * The TLS PEM files, as named: the listener's certificate and key ({@code --tls-cert}, {@code --tls-key}),
  * the authorities whose client certificates it requires ({@code --tls-client-ca}), the authorities that sign the
  * upstreams' certificates ({@code --upstream-ca}), and the certificate and key the relay presents to them
  * ({@code --upstream-client-cert}, {@code --upstream-client-key}). Checked here: what goes together is given together,
@@ -60,7 +60,7 @@ public record TlsFiles(Optional<Path> cert, Optional<Path> key, Optional<Path> c
 
     /**
      * The {@code tls} line of {@code mcpd config}: the files, and of each certificate presented its subject and when
-     * it expires (SPEC §12) — never key material.
+     * it expires — never key material.
      */
     String describe() {
         String listener = cert.map(c -> "HTTPS with " + c + certificate(c) + " (key " + key.orElseThrow() + ")"

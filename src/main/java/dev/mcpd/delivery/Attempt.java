@@ -5,7 +5,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * One delivery attempt to one upstream, and what it means (SPEC §3; {@link StatusPolicy} classifies statuses).
+ * One delivery attempt to one upstream, and what it means ({@link StatusPolicy} classifies statuses).
  *
  * @param upstream   where it went
  * @param kind       delivered, retryable or permanent

@@ -62,7 +62,7 @@ public final class DeadLetterStep extends AsyncProcessorSupport {
         PermanentRefusal refusal = refused.refusal();
         SpoolEntry entry = refused.entry();
         deadLetters.keep(entry, refusal.refusal(clock.instant()));
-        // Told only once it is durable in dead/: a sender waiting for it learns the refusal (SPEC §10.4).
+        // Told only once it is durable in dead/: a sender waiting for it learns the refusal.
         if (refusal.expiry()) {
             fates.deadLettered(entry.seq(), SpoolExpiry.STATUS, refusal.answerContentType(), refusal.answerHead());
             expiry.counted(); // logged with the sweep's count, not one line per entry

@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What became of the entries a sender waits for ({@code mcpd-relay-wait}, SPEC §10.4): delivered, with the
+ * What became of the entries a sender waits for ({@code mcpd-relay-wait}): delivered, with the
  * upstream's own answer, or moved to dead/, with its refusal. A sender registers its entry before delivery can take
  * it (the spool's append hook), so no fate is missed; delivery reports the fate of every entry, which costs one
  * lookup in an (almost always empty) map when nobody waits.

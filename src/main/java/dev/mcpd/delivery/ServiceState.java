@@ -6,7 +6,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * One upstream's service state (SPEC §10.2), as load balancers keep it: checks — probes and deliveries — counted in a
+ * One upstream's service state, as load balancers keep it: checks — probes and deliveries — counted in a
  * row, so one slow answer does not flap it. It starts in service; {@code unhealthy} failed checks in a row take it
  * out, {@code healthy} successful ones in a row bring it back, and a check of the other kind starts the count again.
  * Not thread-safe: the board guards it.

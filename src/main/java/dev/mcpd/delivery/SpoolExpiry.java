@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code --spool-max-age} (SPEC §10.5): an entry that has waited longer is moved to dead/ with the reason
+ * {@code --spool-max-age}: an entry that has waited longer is moved to dead/ with the reason
  * {@code expired} — kept, listed and replayable, never dropped. The sweep (route {@code spool-expiry}) takes the
  * expired entries no lane holds; a lane holding one while it waits for an upstream gives it up as a
  * {@link PermanentRefusal} ({@link #refusal}), which the dead-letter step keeps. Either way it is counted here, and

@@ -3,7 +3,7 @@ package dev.mcpd.delivery;
 import java.util.Set;
 
 /**
- * What an upstream's HTTP status means for delivery (SPEC §3, §10.5): delivered, retried, or refused for good.
+ * What an upstream's HTTP status means for delivery: delivered, retried, or refused for good.
  *
  * <p>A 401/403 while the relay presents its own {@code --upstream-key} is the relay's configuration error, not the
  * sender's, so it is retried: a wrong key must never empty the spool into dead/. Statuses that are neither success

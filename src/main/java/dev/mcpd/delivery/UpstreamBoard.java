@@ -31,7 +31,7 @@ public final class UpstreamBoard {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.upstreams");
 
-    /** How long an upstream counts as up after its last good probe or delivery (SPEC §6, §7). */
+    /** How long an upstream counts as up after its last good probe or delivery. */
     public static final Duration DEFAULT_UP_WINDOW = Duration.ofSeconds(30);
 
     /** Requests in flight to one upstream at most, unless {@code --max-in-flight} says otherwise. */
@@ -364,7 +364,7 @@ public final class UpstreamBoard {
 
     /**
      * The result of a health check ({@code GET <upstream><--probe-path>}): {@code failure} is "" when it answered
-     * 2xx within the probe timeout, else why it failed (SPEC §10.2). A success keeps the upstream up (SPEC §6); a run of
+     * 2xx within the probe timeout, else why it failed. A success keeps the upstream up; a run of
      * them long enough to call it healthy brings it back into service and ends a backoff wait at once — a primary
      * that is back gets its traffic within a probe interval of that, not after a backoff of up to a minute — but never
      * a wait the upstream asked for with {@code Retry-After}.

@@ -21,7 +21,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Checks every upstream (SPEC §6, §10.2): {@code GET <upstream><--probe-path>} with
+ * Checks every upstream: {@code GET <upstream><--probe-path>} with
  * {@code User-Agent: mcpd-relay-health-check/<version>}, each within {@code --probe-timeout-seconds}, and tells the
  * {@link UpstreamBoard} — a 2xx in time is a successful check; anything else (refused, reset, another status, no answer
  * in time) a failed one, with its reason. Run by the probe-upstreams route every {@code --probe-interval-seconds};

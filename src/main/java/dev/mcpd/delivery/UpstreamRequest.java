@@ -14,7 +14,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Turns a spool entry into the request that goes upstream (SPEC §3–§5): the stored method, content type, content
+ * Turns a spool entry into the request that goes upstream: the stored method, content type, content
  * encoding and body bytes unchanged; the entry's {@code Idempotency-Key}; and a credential — the relay's own
  * {@code --upstream-key} as a Bearer token, else the sender's stored {@code Authorization} / {@code x-mcpd-key}.
  * No other header goes out: nothing hop-by-hop or Camel-internal, and no inbound header chooses the destination. A batch goes as one request in the relay-batch framing ({@link RelayBatch}): every entry's method,

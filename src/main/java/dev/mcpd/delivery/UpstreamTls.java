@@ -14,7 +14,7 @@ import java.util.function.Consumer;
 import javax.net.ssl.SSLContext;
 
 /**
- * The relay's TLS to its {@code https://} upstreams (SPEC §12): the authorities it trusts ({@code --upstream-ca},
+ * The relay's TLS to its {@code https://} upstreams: the authorities it trusts ({@code --upstream-ca},
  * else the JDK's trust store) and the certificate it presents when asked ({@code --upstream-client-cert}/{@code -key}).
  * Delivery's Vert.x clients and the health checks' JDK client take the same files, and new ones when they change.
  */

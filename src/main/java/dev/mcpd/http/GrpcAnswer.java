@@ -7,7 +7,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 
 /**
- * The answers to a gRPC call (SPEC §13), in gRPC's terms: HTTP 200, {@code application/grpc}, and the outcome in the
+ * The answers to a gRPC call, in gRPC's terms: HTTP 200, {@code application/grpc}, and the outcome in the
  * trailers — {@code grpc-status}, {@code grpc-message} (percent-encoded), and for a refusal the sender should retry a
  * {@code grpc-status-details-bin} with a {@code google.rpc.RetryInfo}, which is how OTLP exporters learn when to
  * come back. A refusal's gRPC status follows from its HTTP status, so every refusal of both roles has one.

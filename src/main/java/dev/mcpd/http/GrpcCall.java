@@ -6,7 +6,7 @@ import java.util.Map;
 import org.apache.camel.Exchange;
 
 /**
- * An OTLP/gRPC Export call (SPEC §13), taken on the same listener as HTTP: a gRPC call is an HTTP/2 {@code POST} with
+ * An OTLP/gRPC Export call, taken on the same listener as HTTP: a gRPC call is an HTTP/2 {@code POST} with
  * {@code Content-Type: application/grpc}, its path naming the method, its body one length-prefixed message. Both
  * roles take it as the OTLP/HTTP request it is equivalent to — {@code POST /v1/traces|metrics|logs},
  * {@code application/x-protobuf}, the message bytes, {@code Content-Encoding: gzip} when the message came gzip-encoded

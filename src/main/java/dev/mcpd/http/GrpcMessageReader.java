@@ -6,7 +6,7 @@ import org.apache.camel.Processor;
 import org.apache.camel.support.SynchronizationAdapter;
 
 /**
- * For a gRPC call, makes its one message the body, as the equivalent OTLP/HTTP request would carry it (SPEC §13); an
+ * For a gRPC call, makes its one message the body, as the equivalent OTLP/HTTP request would carry it; an
  * HTTP request passes untouched. A unary call's body is one message behind a five-byte prefix (a compressed flag, a
  * big-endian length); anything else — a short prefix, a length that disagrees with the body, a second message, a
  * compressed message without a {@code grpc-encoding} — is {@code INVALID_ARGUMENT}; a compressed message in an
@@ -15,7 +15,7 @@ import org.apache.camel.support.SynchronizationAdapter;
  * {@code Content-Encoding: gzip}.
  *
  * <p>Why not Vert.x's gRPC server ({@code vertx-grpc-server}): it is a request handler that answers the call itself,
- * so gRPC calls would leave the ingest route — the checks of SPEC §2, the operators' extension points, the refusal
+ * so gRPC calls would leave the ingest route — the ingest checks, the operators' extension points, the refusal
  * log would all be needed a second time; and its 4.5 reader throws on a compressed message sent without a
  * {@code grpc-encoding}. Reading the prefix here is a few lines; the answers are {@link GrpcAnswer}'s.
  */

@@ -71,7 +71,7 @@ public final class IngestRefusal extends RuntimeException {
         return new IngestRefusal(415, Kind.UNSUPPORTED_ENCODING, reason, Optional.empty(), false);
     }
 
-    /** Past a per-minute quota: come back when the minute is over (SPEC §8). */
+    /** Past a per-minute quota: come back when the minute is over. */
     public static IngestRefusal quotaExceeded(long quota, int secondsLeft) {
         return new IngestRefusal(429, Kind.QUOTA_EXCEEDED, "quota of " + quota + " requests per minute reached;"
                 + " retry in " + secondsLeft + " s", Optional.of(secondsLeft), true);
@@ -93,7 +93,7 @@ public final class IngestRefusal extends RuntimeException {
                 + " bytes once decompressed", Optional.empty(), false);
     }
 
-    /** The spool is at its bound: the sender holds the request and retries (SPEC §6). */
+    /** The spool is at its bound: the sender holds the request and retries. */
     public static IngestRefusal spoolFull(boolean bodyUnread) {
         return new IngestRefusal(503, Kind.SPOOL_FULL, "the relay's spool is full; retry later",
                 Optional.of(RETRY_AFTER_SECONDS),

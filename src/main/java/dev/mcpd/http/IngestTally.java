@@ -9,7 +9,7 @@ import org.apache.camel.Exchange;
 /**
  * Ingest requests answered, by protocol ({@code http}, {@code grpc}) and outcome ({@code accepted}: spooled or
  * archived; {@code refused}: any refusal of the ingest route), exported as {@code mcpd_ingest_requests_total}. A
- * meter of its own, so the SPEC §7 meters keep their names and series; the ingest routes call it after each answer.
+ * meter of its own, so the documented meters keep their names and series; the ingest routes call it after each answer.
  */
 public final class IngestTally {
 

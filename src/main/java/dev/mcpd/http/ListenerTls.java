@@ -15,7 +15,7 @@ import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 
 /**
- * The listener's HTTPS (SPEC §12): {@code --tls-cert}/{@code --tls-key}, HTTP/1.1 and HTTP/2 by ALPN, and with
+ * The listener's HTTPS: {@code --tls-cert}/{@code --tls-key}, HTTP/1.1 and HTTP/2 by ALPN, and with
  * {@code --tls-client-ca} a client certificate required of every sender. Vert.x's own TLS does the work, with a key
  * manager and a trust manager whose contents change when the files do ({@link RotatingKeyManager} says why not
  * {@code updateSSLOptions}): new handshakes see the new files, open connections keep the certificate they were

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the relay and the collector share (SPEC §9: "same listener, probes, key check, body limit and timeout"): one
+ * What the relay and the collector share ("same listener, probes, key check, body limit and timeout"): one
  * Camel Main on {@code --listen}, the routes under {@code routes/common/} (probes, metrics, ingest refusals) plus the
  * role's own folder, and the beans those routes use. A role binds its own beans (among them {@code readiness} and
  * {@code metricsScrape}) and starts it.

@@ -1,7 +1,7 @@
 package dev.mcpd.http;
 
 /**
- * The {@code Idempotency-Key} a sender may give (SPEC §4), as both roles take it: 1 to {@value #MAX_LENGTH} visible
+ * The {@code Idempotency-Key} a sender may give, as both roles take it: 1 to {@value #MAX_LENGTH} visible
  * ASCII characters. Anything else is refused with 400 rather than rewritten, so that no upstream ever sees a key the
  * sender did not choose, and no key can carry a line break into a header.
  */

@@ -14,7 +14,7 @@ import org.apache.camel.Processor;
 public final class SenderKeyCheck implements Processor {
 
     /**
-     * Exchange property: the header whose key matched. Only that one is passed on upstream (SPEC §5): a sender that
+     * Exchange property: the header whose key matched. Only that one is passed on upstream: a sender that
      * sends a right {@code x-mcpd-key} and a wrong {@code Authorization} has the wrong one dropped, not forwarded.
      */
     public static final String VERIFIED_HEADER = "mcpd.verifiedCredentialHeader";

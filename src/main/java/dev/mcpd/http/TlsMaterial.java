@@ -26,7 +26,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * PEM files read into what Vert.x and the JDK take (SPEC §12): Vert.x's {@link PemKeyCertOptions} and
+ * PEM files read into what Vert.x and the JDK take: Vert.x's {@link PemKeyCertOptions} and
  * {@link PemTrustOptions} parse them (PKCS#8 and PKCS#1 keys, certificate chains) — built from the bytes read here, so
  * that the same bytes are what is checked, compared when the files change, and handed over.
  */

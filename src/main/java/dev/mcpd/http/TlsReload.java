@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Certificate rotation without a restart (SPEC §12): every 10 s (route {@code tls-reload}) each use of TLS files
+ * Certificate rotation without a restart: every 10 s (route {@code tls-reload}) each use of TLS files
  * reads them again and takes what changed — cert-manager, or an operator, replaces them in place. Files that changed
  * into something unusable (a key that is not the certificate's, half a file) leave the old ones in use, said once a
  * minute. Also the {@code mcpd_tls_certificate_expiry_seconds} gauge of each use.

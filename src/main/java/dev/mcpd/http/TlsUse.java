@@ -3,7 +3,7 @@ package dev.mcpd.http;
 import java.time.Instant;
 import java.util.Optional;
 
-/** One use of TLS files that takes new ones without a restart (SPEC §12): the listener, the upstream clients. */
+/** One use of TLS files that takes new ones without a restart: the listener, the upstream clients. */
 public interface TlsUse {
 
     /** {@code listener} or {@code upstream}: the {@code use} label of {@code mcpd_tls_certificate_expiry_seconds}. */

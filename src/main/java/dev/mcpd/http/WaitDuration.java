@@ -6,7 +6,7 @@ import java.util.regex.Pattern;
 
 /**
  * How long a caller may be kept waiting: {@code /relay/sync}'s {@code timeout} and the {@code mcpd-relay-wait} header
- * (SPEC §10.3, §10.4) — a whole number of seconds or milliseconds ({@code 10s}, {@code 500ms}), at most 60 s.
+ * — a whole number of seconds or milliseconds ({@code 10s}, {@code 500ms}), at most 60 s.
  */
 public final class WaitDuration {
 

@@ -21,7 +21,7 @@ import org.apache.camel.Message;
 import org.apache.camel.support.AsyncProcessorSupport;
 
 /**
- * For a sender that asked with {@code mcpd-relay-wait} (SPEC §10.4), after its entry is durable: waits for the
+ * For a sender that asked with {@code mcpd-relay-wait}, after its entry is durable: waits for the
  * entry's fate up to the duration and answers with it — the upstream's own status, content type and body when
  * delivered ({@code mcpd-relay: delivered}), its refusal when dead-lettered ({@code mcpd-relay: dead-lettered}); when
  * the time is up, the ordinary answer stands ({@code mcpd-relay: spooled}). A gRPC call gets the upstream's response

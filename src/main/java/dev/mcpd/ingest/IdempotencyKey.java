@@ -13,7 +13,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Gives every request the key its upstream deduplicates by (SPEC §4), computed once, at accept: the sender's own
+ * Gives every request the key its upstream deduplicates by, computed once, at accept: the sender's own
  * {@code Idempotency-Key} when it sent one, otherwise {@code relay-} + hex SHA-256 of the request target (normalised, {@link IngestTargetCheck}), the content
  * encoding and the body, so the same bytes sent again get the same key — over gRPC, those of the equivalent OTLP/HTTP
  * request ({@link RequestFormat}), so an export sent either way gets one key. The fields are separated by a NUL byte, which

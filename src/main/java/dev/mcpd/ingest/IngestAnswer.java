@@ -8,10 +8,10 @@ import org.apache.camel.Message;
 import org.apache.camel.Processor;
 
 /**
- * The answer to a request that is in the spool (SPEC §2). OTLP paths get what an OpenTelemetry exporter expects:
+ * The answer to a request that is in the spool. OTLP paths get what an OpenTelemetry exporter expects:
  * 200 with an empty partial-success response, protobuf or JSON like the request. Every other path gets 202 with zero
  * counts: the true counts belong to the upstream, which has not seen the request yet. Both carry
- * {@code mcpd-relay: spooled}, and the entry's sequence number and the relay's id (SPEC §10.3).
+ * {@code mcpd-relay: spooled}, and the entry's sequence number and the relay's id.
  */
 public final class IngestAnswer implements Processor {
 

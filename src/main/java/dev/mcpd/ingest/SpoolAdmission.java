@@ -7,7 +7,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Backpressure before the body is read (SPEC §6): when the spool cannot take a request of the declared size, it is
+ * Backpressure before the body is read: when the spool cannot take a request of the declared size, it is
  * refused at once with 503 and {@code Retry-After: 5}, so the sender holds it and retries. This early check saves
  * reading a body that could not be kept; the spool's append checks the bound again, atomically, and has the last word.
  */

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * request; the wait blocks no thread (the route resumes on the request's event loop when the commit is done). When the spool cannot take it, the sender is told to retry (503) and nothing of the request is kept.
  *
  * <p>The sender's credential is kept with the entry only when the relay has no {@code --upstream-key} of its own
- * (SPEC §5): then it is what the upstream will check.
+ *: then it is what the upstream will check.
  */
 public final class SpoolWriteStep extends AsyncProcessorSupport {
 
@@ -64,7 +64,7 @@ public final class SpoolWriteStep extends AsyncProcessorSupport {
                 passSenderCredential ? senderCredential(exchange, request) : Optional.empty(),
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class));
-        // A sender that waits for its entry's fate registers before delivery can take it (SPEC §10.4).
+        // A sender that waits for its entry's fate registers before delivery can take it.
         LongConsumer awaited = exchange.getProperty(WaitRequest.PROPERTY) == null ? null
                 : seq -> exchange.setProperty(FATE, fates.expect(seq));
         return Resume.after(spool.append(entry, awaited), exchange, callback, (receipt, failure) -> {

@@ -8,7 +8,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Reads {@code mcpd-relay-wait: DURATION} (SPEC §10.4) before anything is written: a sender that sends it is answered
+ * Reads {@code mcpd-relay-wait: DURATION} before anything is written: a sender that sends it is answered
  * only once its entry was delivered or dead-lettered, or its time is up. A malformed value is a 400 and nothing is
  * written.
  */

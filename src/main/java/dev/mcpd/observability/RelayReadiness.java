@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
- * {@code /readyz} of the relay (SPEC §6), one short line:
+ * {@code /readyz} of the relay, one short line:
  * <ul>
  *   <li>{@code 503 unavailable: spool not writable: …} while writes to the spool fail (a full disk, a directory that
  *       was removed or made read-only) until one succeeds again;</li>

@@ -17,7 +17,7 @@ import org.apache.camel.Message;
 import org.apache.camel.Processor;
 
 /**
- * {@code GET /relay/status} (SPEC §10, first bullet): what the relay is doing, as JSON — every upstream's state
+ * {@code GET /relay/status} (first bullet): what the relay is doing, as JSON — every upstream's state
  * ({@code up}, {@code waiting} until when and why, {@code down}), its last status and latency, consecutive failures
  * and counts; the spool (entries, bytes, bound, oldest age, dead letters); the delivery barrier (the relay's id, the
  * newest sequence number handed out, the oldest still waiting, callers waiting); the delivery workers. No key appears.

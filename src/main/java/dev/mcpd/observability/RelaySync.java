@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
 /**
- * {@code GET /relay/sync?seq=N[&relay=ID][&timeout=DURATION]} (SPEC §10.3): answers once no entry with a sequence number
+ * {@code GET /relay/sync?seq=N[&relay=ID][&timeout=DURATION]}: answers once no entry with a sequence number
  * up to N is left in the spool — each delivered or moved to dead/ — or when the timeout passes first (504). Checked
  * at once, before any wait: the ingest key (401), the parameters (400), the relay's id (421), whether N was ever handed
  * out (409). It sends nothing to any upstream.

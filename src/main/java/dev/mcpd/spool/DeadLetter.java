@@ -3,7 +3,7 @@ package dev.mcpd.spool;
 import java.time.Instant;
 
 /**
- * What is kept about one entry in dead/ (SPEC §10.5), as {@code mcpd relay dead list} and {@code show} print it.
+ * What is kept about one entry in dead/, as {@code mcpd relay dead list} and {@code show} print it.
  *
  * @param seq            the entry's sequence number when it was refused
  * @param refusedAt      when it was moved to dead/
@@ -24,7 +24,7 @@ public record DeadLetter(long seq, Instant refusedAt, String upstream, int statu
                          String method, String target, String contentType, String contentEncoding,
                          String idempotencyKey, Instant receivedAt, long bytes, boolean credential) {
 
-    /** Expired entries carry this reason's prefix (SPEC §10.5: {@code --spool-max-age}). */
+    /** Expired entries carry this reason's prefix ({@code --spool-max-age}). */
     public static final String EXPIRED = "expired";
 
     /** The first line of the answer, for one-line listings. */

@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
- * Entries an upstream refused for good (SPEC §3), or that waited longer than {@code --spool-max-age}, kept in
- * {@code <spool-dir>/relay/dead/} so an operator can see why and send them again once the cause is fixed (SPEC §10.5).
+ * Entries an upstream refused for good, or that waited longer than {@code --spool-max-age}, kept in
+ * {@code <spool-dir>/relay/dead/} so an operator can see why and send them again once the cause is fixed.
  * Per entry, named by its sequence number:
  *
  * <pre>

@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Callers waiting until no entry with a sequence number up to theirs is left in the spool (SPEC §10.3). One future per
+ * Callers waiting until no entry with a sequence number up to theirs is left in the spool. One future per
  * distinct sequence number, shared by all who wait for it; the spool calls {@link #passed} when the oldest waiting
  * entry moves on, and everything below it completes — no poll loop, no timer per waiter. Entries finish out of order
  * (windows, batches), so the barrier follows the oldest waiting entry, never the newest delivered one.

@@ -18,7 +18,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.stream.Stream;
 
 /**
- * The hand-over of replayed dead letters to a relay (SPEC §10.5): {@code <relay-spool>/replay/}. The CLI never writes
+ * The hand-over of replayed dead letters to a relay: {@code <relay-spool>/replay/}. The CLI never writes
  * the relay's segments — a running relay owns them, and holds their state in memory. It puts each dead letter it
  * replays here instead, as a directory {@code replay/<seq>/} with the entry and its credential, and the relay takes
  * every such directory into its spool through its own append path: at start, and every second while it runs.

@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * The spool's bound (SPEC §6), kept without a lock: the bytes the waiting entries occupy as stored, plus the bytes
+ * The spool's bound, kept without a lock: the bytes the waiting entries occupy as stored, plus the bytes
  * reserved by entries being written, never exceed {@link #maxBytes} — not even by one request, however many senders
  * race. A reservation is one compare-and-set of {@code claimed}; a write that fails gives its reservation back; an
  * entry that leaves the spool gives its stored size back.

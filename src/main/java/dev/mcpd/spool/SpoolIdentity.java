@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The relay's identity ({@code mcpd-relay-id}, SPEC §10.3): 32 hex digits, drawn at random when the spool is created
+ * The relay's identity ({@code mcpd-relay-id}): 32 hex digits, drawn at random when the spool is created
  * and kept in its {@code id} file, so it survives restarts and crashes and is new only with a new spool. Written to a
  * temporary file, forced, renamed and the directory forced: a crash leaves the old id, the new one, or none (then the
  * next start makes one; no sequence number was handed out under an id that was never durable, because the id is

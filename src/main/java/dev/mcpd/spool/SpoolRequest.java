@@ -10,8 +10,8 @@ import java.util.Optional;
  * @param target           path and query, as received (the request target)
  * @param contentType      the Content-Type header, or "" when the sender sent none
  * @param contentEncoding  the Content-Encoding header, or "" — the body is never decoded
- * @param idempotencyKey   the key the upstream deduplicates by (SPEC §4)
- * @param credential       the sender's credential, kept only when it must be passed on (SPEC §5)
+ * @param idempotencyKey   the key the upstream deduplicates by
+ * @param credential       the sender's credential, kept only when it must be passed on
  * @param receivedAtMillis when the relay received it, epoch milliseconds
  * @param body             the body bytes exactly as received
  */

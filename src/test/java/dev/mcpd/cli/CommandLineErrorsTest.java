@@ -12,7 +12,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
-/** SPEC §1: an invalid value or option is one line on stderr and exit status 2 — never a stack trace. */
+/** An invalid value or option is one line on stderr and exit status 2 — never a stack trace. */
 class CommandLineErrorsTest {
 
     @Test

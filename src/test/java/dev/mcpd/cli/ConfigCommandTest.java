@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §1: {@code mcpd config} prints the effective configuration, one line per section. */
+/** {@code mcpd config} prints the effective configuration, one line per section. */
 class ConfigCommandTest {
     private static final String SPEC_RELAY_LINE = "relay           2 upstream(s) in order,"
             + " http://mcpd.eu.internal:4317, http://mcpd.us.internal:4317; each sender's key passed on;"

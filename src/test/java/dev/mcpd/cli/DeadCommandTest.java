@@ -29,7 +29,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §10.5: {@code mcpd relay dead list/show/replay/purge} on a stopped relay's spool. */
+/** {@code mcpd relay dead list/show/replay/purge} on a stopped relay's spool. */
 class DeadCommandTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §1: {@code mcpd relay} starts the relay with the resolved configuration, or refuses with one line. */
+/** {@code mcpd relay} starts the relay with the resolved configuration, or refuses with one line. */
 class RelayCommandTest {
     private static final String NO_UPSTREAM = "mcpd: relay needs at least one upstream: name it with --upstream URL"
             + " or MCPD_UPSTREAMS=URL[,URL…]";

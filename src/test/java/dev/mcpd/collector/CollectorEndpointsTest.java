@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** SPEC §6, §9: the collector's stats, probes and the paths it does not take. */
+/** The collector's stats, probes and the paths it does not take. */
 class CollectorEndpointsTest {
 
     @RegisterExtension

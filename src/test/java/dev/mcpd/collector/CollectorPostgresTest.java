@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The collector ({@code mcpd serve}, in this JVM) on PostgreSQL (SPEC §8, §9): the same answers and deduplication as on
+ * The collector ({@code mcpd serve}, in this JVM) on PostgreSQL: the same answers and deduplication as on
  * SQLite, the schema migrated at start, two replicas on one database racing on the same key, and {@code /readyz} and
  * ingest while the database is away.
  *

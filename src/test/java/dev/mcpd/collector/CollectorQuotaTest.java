@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code --quota-per-minute 3} over real HTTP (SPEC §8): the 4th request in the wall-clock minute gets 429 with
+ * {@code --quota-per-minute 3} over real HTTP: the 4th request in the wall-clock minute gets 429 with
  * {@code Retry-After} set to the seconds left in the minute.
  *
  * <p>The quota counts per wall-clock minute, so a run that happens to cross a minute boundary proves nothing: it is

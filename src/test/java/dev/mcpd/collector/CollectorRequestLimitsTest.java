@@ -16,7 +16,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §9 (as §2): the collector checks {@code --ingest-key} (401) and {@code --max-body-bytes} (413). */
+/** The collector checks {@code --ingest-key} (401) and {@code --max-body-bytes} (413). */
 class CollectorRequestLimitsTest {
 
     static final String KEY = "collector-test-key-1";

@@ -15,7 +15,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The embedded SQLite store (SPEC §9): created when missing, and what it holds survives a restart. */
+/** The embedded SQLite store: created when missing, and what it holds survives a restart. */
 class CollectorStoreFileTest {
 
     static final String KEYED = "{\"idempotency_key\":\"restart-1\",\"events\":[{\"a\":1},{\"b\":2},false]}";

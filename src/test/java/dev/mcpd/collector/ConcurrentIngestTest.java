@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §4, §9 under concurrency: copies of one keyed batch racing each other are stored once (the store's unique
+ * Under concurrency: copies of one keyed batch racing each other are stored once (the store's unique
  * key decides), and distinct batches sent at once are all stored — none lost to SQLite's single writer.
  */
 class ConcurrentIngestTest {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * SPEC §4, §9: the native batch on {@code POST /v1/ingest} against a real collector on SQLite — its counts, its
+ * The native batch on {@code POST /v1/ingest} against a real collector on SQLite — its counts, its
  * deduplication by idempotency key (body beats header), and its refusals.
  */
 class NativeBatchIngestTest {

@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A real client, the OpenTelemetry Java SDK's OTLP/HTTP span exporter (over each of its two HTTP senders), exports
- * to the collector directly, and through a relay in front of it (SPEC §0: senders → relay → collector).
+ * to the collector directly, and through a relay in front of it (senders → relay → collector).
  */
 class OpenTelemetryExportToCollectorTest {
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §13 for {@code mcpd serve}, and end to end: the SDK's OTLP/gRPC exporters export to the collector directly and
+ * OTLP/gRPC for {@code mcpd serve}, and end to end: the SDK's OTLP/gRPC exporters export to the collector directly and
  * through a relay, and each export is archived once, like the OTLP/HTTP request it stands for: deduplicated by its
  * {@code idempotency-key} metadata, or through a relay by the key the relay gave it.
  */
@@ -86,7 +86,7 @@ class OtlpGrpcToCollectorTest {
             assertEquals(before.duplicates() + 1, after.duplicates(), "recognised by its key");
 
             // without a key, as over OTLP/HTTP, the collector cannot tell a re-send from new data (the relay gives
-            // every request a key: SPEC §4)
+            // every request a key)
             assertSucceeded(() -> Grpc.exportSpans(endpoint(port), "none", Map.of(), spans, 15));
             assertEquals(after.batches() + 1, stats(collector).batches());
         }

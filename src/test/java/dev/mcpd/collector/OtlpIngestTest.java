@@ -19,7 +19,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SPEC §9: OTLP/HTTP on {@code /v1/traces}, {@code /v1/logs} and {@code /v1/metrics} — answered with the partial
+ * OTLP/HTTP on {@code /v1/traces}, {@code /v1/logs} and {@code /v1/metrics} — answered with the partial
  * success an exporter expects, stored byte for byte, deduplicated by {@code Idempotency-Key}.
  */
 class OtlpIngestTest {

@@ -18,7 +18,7 @@ import org.apache.camel.support.DefaultExchange;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-/** {@code --quota-per-minute} (SPEC §8) on a clock the test moves: N requests per wall-clock minute, then 429. */
+/** {@code --quota-per-minute} on a clock the test moves: N requests per wall-clock minute, then 429. */
 class QuotaPerMinuteTest {
 
     static final DefaultCamelContext CAMEL = new DefaultCamelContext();

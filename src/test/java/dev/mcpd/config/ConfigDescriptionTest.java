@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §1: what {@code mcpd config} prints, one line per section, never a secret. */
+/** What {@code mcpd config} prints, one line per section, never a secret. */
 class ConfigDescriptionTest {
 
     @Test

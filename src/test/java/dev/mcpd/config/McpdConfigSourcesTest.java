@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §1: where each value comes from — a flag, else its MCPD_ variable, else the default. */
+/** Where each value comes from — a flag, else its MCPD_ variable, else the default. */
 class McpdConfigSourcesTest {
 
     @Test

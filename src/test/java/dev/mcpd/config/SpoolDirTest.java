@@ -6,7 +6,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §1: without --spool-dir the spool sits beside the data file, named after it. */
+/** Without --spool-dir the spool sits beside the data file, named after it. */
 class SpoolDirTest {
 
     @Test

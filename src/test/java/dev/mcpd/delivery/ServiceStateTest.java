@@ -9,7 +9,7 @@ import java.time.Instant;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §10.2's state machine: checks counted in a row, thresholds, and a check of the other kind starting over. */
+/** The health checks' state machine: checks counted in a row, thresholds, and a check of the other kind starting over. */
 class ServiceStateTest {
 
     static ServiceState.Check check(boolean success) {

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §10.5 {@code --spool-max-age}: expired entries move to dead/, counted, told to a waiting sender, one line. */
+/** {@code --spool-max-age}: expired entries move to dead/, counted, told to a waiting sender, one line. */
 class SpoolExpiryTest {
 
     private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");

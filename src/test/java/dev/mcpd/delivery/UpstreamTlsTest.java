@@ -20,7 +20,7 @@ import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §12 rotation on the upstream side: changed files reach delivery's clients and the health checks' client. */
+/** TLS file rotation on the upstream side: changed files reach delivery's clients and the health checks' client. */
 class UpstreamTlsTest {
 
     @TempDir

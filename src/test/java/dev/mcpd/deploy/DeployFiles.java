@@ -114,7 +114,7 @@ final class DeployFiles {
 
     // ---- what mcpd reads
 
-    /** The variables of mcpd's options, as the configuration defines them (SPEC §1). */
+    /** The variables of mcpd's options, as the configuration defines them. */
     static Set<String> optionVariables() {
         return Options.ALL.stream().map(Option::environmentVariable).collect(Collectors.toCollection(TreeSet::new));
     }

@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * deploy/docker/docker-compose.multi-region.yml (SPEC §8), read without Docker: PostgreSQL, two collectors on it and a
+ * deploy/docker/docker-compose.multi-region.yml, read without Docker: PostgreSQL, two collectors on it and a
  * relay delivering to collector-1 then collector-2; every mcpd service's environment is checked against the
  * variables mcpd reads and run through the real {@code mcpd config}.
  */

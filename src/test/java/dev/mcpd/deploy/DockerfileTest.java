@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * deploy/docker/Dockerfile (issue 8, SPEC §8), read without a Docker engine: its stages, user, port, volume, health
+ * deploy/docker/Dockerfile (issue 8), read without a Docker engine: its stages, user, port, volume, health
  * check, environment and entrypoint, the files it copies, and the health check script run against a real relay.
  */
 class DockerfileTest {

@@ -23,7 +23,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Helm chart deploy/helm/mcpd and its example values (SPEC §8), checked without a helm binary: the files parse,
+ * The Helm chart deploy/helm/mcpd and its example values, checked without a helm binary: the files parse,
  * every value a template reads is defined, every MCPD_* variable it emits is one mcpd reads, the examples set only
  * defined keys and values the real CLI accepts, the relay is a StatefulSet with a spool claim per pod, and the
  * probes ask /healthz and /readyz. TLS (tls.*, relay.upstreamTls.*): its Secrets are mounted as volumes, the

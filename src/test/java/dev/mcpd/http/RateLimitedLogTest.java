@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * SPEC §7 "every refusal is one structured log line", without an outage writing thousands of lines a second: one line
+ * "Every refusal is one structured log line", without an outage writing thousands of lines a second: one line
  * per kind per interval, the count of the lines held back riding on the next one. Driven by a fake clock, so the
  * interval passes when the test says so.
  */

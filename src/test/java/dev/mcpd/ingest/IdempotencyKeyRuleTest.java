@@ -11,7 +11,7 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §4: the key the relay gives a request that came without one. */
+/** The key the relay gives a request that came without one. */
 class IdempotencyKeyRuleTest {
 
     private static final byte[] BODY = "{\"events\":[{\"a\":1}]}".getBytes(StandardCharsets.UTF_8);

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The packaged jar's collector ({@code mcpd serve}) run as a separate process, the way an operator runs it (SPEC §9):
+ * The packaged jar's collector ({@code mcpd serve}) run as a separate process, the way an operator runs it:
  * on SQLite it answers a native batch and {@code /v1/stats} and stops cleanly on SIGTERM; pointed at a PostgreSQL
  * that does not answer, it refuses to start — the schema migration at start needs the database — with one
  * {@code mcpd: …} line, a non-zero exit and no stack trace.

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The container image, built and run for real (SPEC §8): podman builds the unchanged deploy/docker/Dockerfile on the
+ * The container image, built and run for real: podman builds the unchanged deploy/docker/Dockerfile on the
  * stand-in base images deploy/docker/standin-images.sh makes (.ci/run runs it), then a collector container and a
  * relay container in front of it run read-only as the image's user; a request goes through both, the image's
  * HEALTHCHECK passes, and a stop ends the relay within seconds. Where podman cannot run containers, or the stand-ins

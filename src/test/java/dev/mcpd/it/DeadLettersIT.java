@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §10.5 through the packaged jar: the dead-letter commands beside a running relay, replay into it without a
+ * Dead letters through the packaged jar: the dead-letter commands beside a running relay, replay into it without a
  * restart (original key and credential), crashes of the CLI and of the relay in the middle of a replay, a 4xx the
  * operator made retryable, and entries that expire.
  */

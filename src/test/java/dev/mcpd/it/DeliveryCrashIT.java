@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §3, §11: "A delivered request leaves the spool only after the upstream answered 2xx." The packaged relay is
+ * "A delivered request leaves the spool only after the upstream answered 2xx." The packaged relay is
  * killed with SIGKILL while a full window of requests is in flight to a slow upstream; after a restart every
  * acknowledged request reaches the upstream — some twice (the crash fell between the upstream's answer and the
  * spool's acknowledgement), each copy with the same idempotency key, which is what lets a collector count it once.

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §13 with §2's promise: an {@code OK} to a gRPC export is a promise like a 2xx. The packaged relay, its
+ * OTLP/gRPC with the durable-accept promise: an {@code OK} to a gRPC export is a promise like a 2xx. The packaged relay, its
  * upstream down, takes OTLP/gRPC span exports from the SDK's exporter on several threads and is killed with SIGKILL
  * while more are in flight; restarted on the same spool with its upstream up, it delivers every export that was
  * answered {@code OK}, as OTLP/HTTP.

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 5 end to end, with the packaged jar as separate processes (SPEC §3, §4, §8): two collectors ({@code serve})
+ * Issue 5 end to end, with the packaged jar as separate processes: two collectors ({@code serve})
  * on one PostgreSQL, a relay whose {@code --upstream} names collector 1 then collector 2. Eight senders post 2 000
  * one-event requests — keyed by header, keyed in the body, or unkeyed (the relay derives the key) — while collector 1
  * is killed with SIGKILL and started again (requests 1 000–1 499 flow while it restarts; the last 500 are sent once
@@ -123,7 +123,7 @@ class MultiRegionIT {
             collector1Back.countDown();
 
             assertTrue(senders.awaitTermination(PROCESS_PATIENCE.toSeconds(), TimeUnit.SECONDS), "the senders finish");
-            assertEquals(Map.of(), new TreeMap<>(refused), "the relay acknowledges every request (SPEC §2)");
+            assertEquals(Map.of(), new TreeMap<>(refused), "the relay acknowledges every request");
             assertEquals(REQUESTS, acknowledged.size());
 
             // ---- the relay delivers everything

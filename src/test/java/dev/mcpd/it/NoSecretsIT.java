@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §1 and §7: "No secret is ever printed by {@code config}, logs or metrics." The packaged relay is run with an
+ * "No secret is ever printed by {@code config}, logs or metrics." The packaged relay is run with an
  * ingest key and an upstream key (an upstream URL carrying a password is refused); it takes requests with the right key, a wrong one
  * and none, fails over and delivers; then everything it prints or serves — the process log (stdout and stderr),
  * {@code /metrics}, {@code /relay/status}, {@code /readyz} and {@code mcpd config} — is searched for every secret.
@@ -79,7 +79,7 @@ class NoSecretsIT {
 
     @Test
     void noSecretAppearsInTheLogEvenAtDebugLevel() throws Exception {
-        // MCPD_LOG_LEVEL is an operator's documented switch; SPEC §1 makes no exception for it.
+        // MCPD_LOG_LEVEL is an operator's documented switch; the no-secrets rule makes no exception for it.
         assertNoSecretsAnywhere(Map.of("MCPD_LOG_LEVEL", "DEBUG"));
     }
 

@@ -47,7 +47,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §2: "A 2xx is a promise: after it, neither a crash, a kill -9, nor a restart may lose that request."
+ * "A 2xx is a promise: after it, neither a crash, a kill -9, nor a restart may lose that request."
  *
  * <p>Once for the class: the packaged relay is started; {@value #SENDERS} threads post {@value #REQUESTS} distinct
  * requests (1–8 KiB bodies; {@code /v1/ingest} JSON, some with a query, and {@code /v1/traces} protobuf; some

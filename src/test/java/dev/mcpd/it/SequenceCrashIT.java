@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §10.3 across a crash: the packaged relay, its upstream down, hands out sequence numbers while callers wait on
+ * The delivery barrier across a crash: the packaged relay, its upstream down, hands out sequence numbers while callers wait on
  * {@code /relay/sync}; it is killed with SIGKILL, and after the restart on the same spool its id is the same and
  * every new sequence number lies above every one handed out before — whether or not the entries were still there.
  */

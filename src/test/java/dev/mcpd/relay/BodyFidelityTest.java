@@ -20,7 +20,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** SPEC §2: every body is kept byte for byte whatever its content type; only what delivery needs is stored. */
+/** Every body is kept byte for byte whatever its content type; only what delivery needs is stored. */
 class BodyFidelityTest {
 
     @RegisterExtension

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** SPEC §3–§5: delivery to real HTTP upstreams — failover, waits, failback, dead letters, keys, workers. */
+/** Delivery to real HTTP upstreams — failover, waits, failback, dead letters, keys, workers. */
 class DeliveryTest {
 
     /** Short backoff and a 1 s read timeout, so waits and timeouts happen within a test's patience. */

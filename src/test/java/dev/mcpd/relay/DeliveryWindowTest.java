@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §11: the window of requests in flight to an upstream grows while answers come back in time, shrinks at once
+ * The window of requests in flight to an upstream grows while answers come back in time, shrinks at once
  * on a 503 storm — the upstream sees fewer requests at once — and grows back when the upstream recovers.
  */
 class DeliveryWindowTest {

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §2 and §6 on a real full disk (ENOSPC from a 512 KiB tmpfs holding the spool): a request the spool cannot
+ * Durable accept and the spool's bound on a real full disk (ENOSPC from a 512 KiB tmpfs holding the spool): a request the spool cannot
  * store is answered 503 with {@code Retry-After: 5} so the sender keeps it, nothing of it is written, the relay keeps
  * running, and it accepts again as soon as there is room.
  */

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * SPEC §13 on the relay's own port: OTLP/gRPC Export calls — from the OpenTelemetry Java SDK's gRPC exporters and,
+ * OTLP/gRPC on the relay's own port: OTLP/gRPC Export calls — from the OpenTelemetry Java SDK's gRPC exporters and,
  * for the exact answers, from a byte-level gRPC client — are spooled as the OTLP/HTTP request they stand for and
  * answered in gRPC's terms; every other call is refused with nothing written.
  */

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §13's refusals, each with nothing written: a missing or wrong key is {@code UNAUTHENTICATED} (checked first),
+ * OTLP/gRPC's refusals, each with nothing written: a missing or wrong key is {@code UNAUTHENTICATED} (checked first),
  * a message over {@code --max-body-bytes} {@code RESOURCE_EXHAUSTED}, a full spool {@code UNAVAILABLE} with a
  * {@code RetryInfo} of 5 s — which the SDK's exporter retries until it is taken.
  */

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §10.2 through the real relay and upstreams it checks: probes go to {@code --probe-path} every
+ * Health checks through the real relay and upstreams it checks: probes go to {@code --probe-path} every
  * {@code --probe-interval-seconds} with the health-check user agent; an answer after {@code --probe-timeout-seconds}
  * fails even as a 200; {@code --unhealthy-threshold} failed checks in a row (probes or deliveries) take an upstream
  * out of service and {@code --healthy-threshold} successful ones in a row bring it back; when all are out, delivery

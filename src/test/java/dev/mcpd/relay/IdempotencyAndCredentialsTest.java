@@ -19,7 +19,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §4 and §5 at accept: the key each entry carries, and which credential is kept with it. */
+/** Idempotency keys and credentials at accept: the key each entry carries, and which credential is kept with it. */
 class IdempotencyAndCredentialsTest {
 
 

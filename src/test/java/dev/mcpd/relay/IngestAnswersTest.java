@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** SPEC §2: what the relay answers, and that the answer comes with the request in the spool. */
+/** What the relay answers, and that the answer comes with the request in the spool. */
 class IngestAnswersTest {
 
     @RegisterExtension

@@ -17,7 +17,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §7: every relay metric, with its type and labels, moving when its event happens. */
+/** Every relay metric, with its type and labels, moving when its event happens. */
 class MetricsTest {
 
     static final RelayApplication.Tuning QUICK = DeliveryTest.FAST

@@ -36,7 +36,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * SPEC §2 with a real client: the OpenTelemetry Java SDK's OTLP/HTTP exporters, over each of the SDK's two HTTP
+ * Durable accept with a real client: the OpenTelemetry Java SDK's OTLP/HTTP exporters, over each of the SDK's two HTTP
  * senders ({@link Sender}), export traces, logs and metrics to the relay, uncompressed and gzip-compressed, and the
  * spool holds the bytes they sent.
  *

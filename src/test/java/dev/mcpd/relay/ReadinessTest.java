@@ -14,7 +14,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §6: /healthz always answers; /readyz says ok, degraded (still buffering) or unavailable. */
+/** /healthz always answers; /readyz says ok, degraded (still buffering) or unavailable. */
 class ReadinessTest {
 
     /** Probes every 200 ms and a 1 s up window, so states change within a test's patience. */

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §11: to an mcpd collector that says it takes relay batches, waiting entries that share a credential travel
+ * To an mcpd collector that says it takes relay batches, waiting entries that share a credential travel
  * together, every entry keeps its bytes and gets its own outcome, and a lost answer is recognised entry by entry.
  * Entries are spooled by a relay whose upstream is down; a relay started on the same spool then finds them waiting
  * (its lanes wait for the first probe to tell them the upstream takes batches), and they travel as batches.

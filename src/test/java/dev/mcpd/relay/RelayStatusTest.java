@@ -17,7 +17,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §10, first bullet: GET /relay/status shows every upstream's state, the spool and the workers. */
+/** GET /relay/status shows every upstream's state, the spool and the workers. */
 class RelayStatusTest {
 
 

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §10.3, the delivery barrier: every accepted answer carries {@code mcpd-relay-seq} and {@code mcpd-relay-id};
+ * The delivery barrier: every accepted answer carries {@code mcpd-relay-seq} and {@code mcpd-relay-id};
  * {@code GET /relay/sync?seq=N} answers 200 only once every entry up to N left the spool (delivered, asserted at the
  * upstream, or dead-lettered), 504 with what is pending when its timeout passes first, and refuses at once — before
  * any wait — what it cannot answer (400, 401, 409, 421).

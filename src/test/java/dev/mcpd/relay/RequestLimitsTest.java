@@ -8,7 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** SPEC §2: --max-body-bytes (413) and --request-timeout-seconds (408) apply before anything is written. */
+/** --max-body-bytes (413) and --request-timeout-seconds (408) apply before anything is written. */
 class RequestLimitsTest {
 
     static final int LIMIT = 1024;

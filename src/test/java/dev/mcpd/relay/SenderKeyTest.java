@@ -11,7 +11,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** SPEC §2: with --ingest-key, a sender presents it as a Bearer token or in x-mcpd-key, or gets 401. */
+/** With --ingest-key, a sender presents it as a Bearer token or in x-mcpd-key, or gets 401. */
 class SenderKeyTest {
 
     static final String KEY = "k3y-for-senders";

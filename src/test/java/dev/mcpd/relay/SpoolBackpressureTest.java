@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §6: the spool is bounded by {@code --spool-max-bytes}. With the only upstream down, the relay accepts until the
+ * The spool is bounded by {@code --spool-max-bytes}. With the only upstream down, the relay accepts until the
  * spool is full and then answers 503 with {@code Retry-After: 5}, writing nothing, so the sender holds its data; the
  * bound is never exceeded, not even by many senders at once; and once the upstream is back, the spool drains and the
  * relay accepts again.

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §10.4: a sender that adds {@code mcpd-relay-wait: DURATION} is answered, after its request is durable as
+ * A sender that adds {@code mcpd-relay-wait: DURATION} is answered, after its request is durable as
  * always, with its fate — the upstream's own answer when delivered, its refusal when dead-lettered — or, when the
  * time is up first, the ordinary spooled answer; a malformed value is a 400 and nothing is written.
  */

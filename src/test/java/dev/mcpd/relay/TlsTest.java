@@ -38,7 +38,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SPEC §12: HTTPS on the listener (both roles), mutual TLS, the relay's TLS to its upstreams, rotation, bad files. */
+/** HTTPS on the listener (both roles), mutual TLS, the relay's TLS to its upstreams, rotation, bad files. */
 class TlsTest {
 
     static final RelayApplication.Tuning FAST = new RelayApplication.Tuning(

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The hand-over of replayed dead letters (SPEC §10.5): every state a crash can leave is taken up, none loses one. */
+/** The hand-over of replayed dead letters: every state a crash can leave is taken up, none loses one. */
 class ReplayInboxTest {
 
     @TempDir

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §6's bound on its own: reservations, give-backs, the early check and the memory of refusals. */
+/** The spool's bound on its own: reservations, give-backs, the early check and the memory of refusals. */
 class SpoolBoundAccountingTest {
 
     private final AtomicLong clock = new AtomicLong(1_000_000_000L);

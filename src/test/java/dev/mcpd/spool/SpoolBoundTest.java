@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * SPEC §6: the spool is bounded by the bytes its waiting entries occupy as stored. An append that would take it past
+ * The spool is bounded by the bytes its waiting entries occupy as stored. An append that would take it past
  * the bound is refused ({@link SpoolFullException}) and nothing of it is kept; the bound is never exceeded, not even
  * by concurrent appends racing for the last bytes.
  */
@@ -166,7 +166,7 @@ class SpoolBoundTest {
 
             SpoolEntry out = spool.next(WAIT).orElseThrow();
             assertInstanceOf(SpoolFullException.class, refusal(spool, request(3, 800)),
-                    "an entry being delivered still counts (SPEC §7: including those being sent)");
+                    "an entry being delivered still counts (including those being sent)");
 
             spool.done(out.seq());
             assertEquals(size, spool.bytes());

@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario c (SPEC §3, §4): the primary collector's network flaps — a {@link TcpProxy} in front of it goes down
+ * Scenario c: the primary collector's network flaps — a {@link TcpProxy} in front of it goes down
  * (connections refused, open ones reset mid-answer) and up every 2 s for 12 s — under paced load from 32 senders;
  * a secondary collector shares its archive (PostgreSQL when configured, else one SQLite file each, added up). Every
  * acknowledged request is archived exactly once, and the primary takes traffic again after the last flap — once its
- * health checks have passed the healthy threshold in a row (SPEC §10.2).
+ * health checks have passed the healthy threshold in a row.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class FlappingPrimaryIT {

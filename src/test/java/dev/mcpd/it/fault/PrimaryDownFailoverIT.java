@@ -14,10 +14,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario b (SPEC §3, §4, §8): a relay in front of a primary and a secondary collector on one archive. Paced load
+ * Scenario b: a relay in front of a primary and a secondary collector on one archive. Paced load
  * (40 requests/s for 50 s from 32 senders); 8 s in, the primary is killed with SIGKILL and stays down for 20 s, then
  * starts again. Traffic fails over to the secondary, returns to the primary by itself once it is back — once its
- * health checks have passed the healthy threshold in a row (2 × 5 s at most, SPEC §10.2), so the load goes on for
+ * health checks have passed the healthy threshold in a row (2 × 5 s at most), so the load goes on for
  * 22 s after its return — (its
  * {@code mcpd_relay_delivered_total{order="1"}} grows after its return), and every acknowledged request is archived
  * exactly once. On PostgreSQL (two collectors, one fresh schema) when {@code MCPD_TEST_POSTGRES_URL} is set; otherwise

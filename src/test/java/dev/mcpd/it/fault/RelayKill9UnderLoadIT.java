@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario a (SPEC §2, §3, §4, §11): {@link FaultRig#REQUESTS} requests from 32 concurrent senders while the relay is
+ * Scenario a: {@link FaultRig#REQUESTS} requests from 32 concurrent senders while the relay is
  * killed with SIGKILL and started again five times, deliveries to the collector running throughout — 40 ms of round
  * trip away (a delaying proxy), in batches, and each kill comes while entries are in flight. Every acknowledged
  * request is archived exactly once: none lost, none stored twice.

@@ -148,7 +148,7 @@ final class Senders {
                     sleep(Duration.ofSeconds(Math.min(seconds, MAX_RETRY_AFTER.toSeconds())));
                     continue;
                 }
-                // Not an answer the relay should give (SPEC §2): counted, then retried like a dropped connection
+                // Not an answer the relay should give: counted, then retried like a dropped connection
                 // so that the scenario's other counts stay meaningful.
                 if (status == 503) {
                     // Retryable for every SDK (OTLP retries 503 with its own backoff), but the README promises

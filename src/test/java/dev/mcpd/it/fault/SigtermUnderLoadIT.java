@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario f (SPEC §2, §10 graceful stop): the relay is stopped with SIGTERM while 32 senders post and its workers
+ * Scenario f (graceful stop): the relay is stopped with SIGTERM while 32 senders post and its workers
  * deliver, and started again — twice. It exits with 143, keeps what it had not delivered, and after the restarts every
  * acknowledged request is archived exactly once.
  */

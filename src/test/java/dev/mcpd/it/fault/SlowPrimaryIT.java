@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario d (SPEC §3, §4): a slow primary. A {@link TestUpstream} in front of the real collector forwards every
+ * Scenario d: a slow primary. A {@link TestUpstream} in front of the real collector forwards every
  * request at once, but holds the collector's answer to the first copy of every tenth request for
  * {@link #HOLD} — longer than the relay's read timeout, cut from 30 s to 1 s for the test with JVM system properties
  * ({@code -Dmcpd.delivery.timeout-ms=1000}, given through {@code JAVA_TOOL_OPTIONS}; the delivery route reads it,

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario e (SPEC §6): a relay with a 64 KiB spool and its collector down at first, under load from 32 senders of
+ * Scenario e: a relay with a 64 KiB spool and its collector down at first, under load from 32 senders of
  * ~1 KiB requests. The spool fills; senders get {@code 503} with {@code Retry-After: 5} and wait that long before
  * trying again; the collector starts, the relay drains, the senders' retries are taken. Nothing acknowledged is lost,
  * and the spool never holds more than its bound (sampled from {@code mcpd_relay_spool_bytes} every 50 ms).
