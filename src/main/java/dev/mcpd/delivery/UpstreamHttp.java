@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -59,7 +60,8 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
     }
 
     /**
-     * @param timeout no byte of an answer for this long: the attempt fails (a timeout), and goes elsewhere
+     * @param timeout no byte of an answer for this long, or no whole answer this long after the request was written:
+     *                the attempt fails (a timeout), and goes elsewhere
      */
     public UpstreamHttp(UpstreamBoard board, int maxInFlight, UpstreamTls tls, Duration timeout) {
         this.board = board;
@@ -88,14 +90,35 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
                 return;
             }
             HttpClientRequest request = made.result();
-            request.send(body).onComplete(sent -> {
-                if (sent.failed()) {
-                    done.answer(UpstreamAnswer.failed(sent.cause()));
+            request.response().onComplete(answered -> {
+                if (answered.failed()) {
+                    done.answer(UpstreamAnswer.failed(answered.cause()));
                     return;
                 }
-                read(request, sent.result(), upstream, done);
+                read(request, answered.result(), upstream, done);
             });
+            request.end(body).onSuccess(written -> awaitWholeAnswer(request, done));
         });
+    }
+
+    /**
+     * The idle timeout alone lets an answer that drips a byte now and then hold its entry for ever: once the request
+     * is written, the whole answer must come within the timeout, or the attempt is a timeout (and the stream or
+     * connection is reset). Writing the request itself is bounded by the idle timeout: a large body on a slow link
+     * takes as long as it needs while it moves.
+     */
+    private void awaitWholeAnswer(HttpClientRequest request, Once done) {
+        if (done.finished()) {
+            return;
+        }
+        long timer = vertx.setTimer(timeout.toMillis(), fired -> {
+            TimeoutException late = new TimeoutException("no whole answer within " + timeout.toMillis()
+                    + " ms of the request");
+            if (done.answer(UpstreamAnswer.failed(late))) {
+                request.reset(0, late);
+            }
+        });
+        done.onFinish(() -> vertx.cancelTimer(timer));
     }
 
     private void read(HttpClientRequest request, HttpClientResponse response, Upstream upstream, Once done) {
@@ -125,11 +148,15 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
         }
     }
 
-    /** Completes the exchange once, with the first answer or failure (a late exception after the end is ignored). */
+    /**
+     * Completes the exchange once, with the first answer or failure (a late exception after the end is ignored).
+     * Used on the client's event loop only.
+     */
     private static final class Once {
         private final Exchange exchange;
         private final AsyncCallback callback;
         private boolean finished;
+        private Runnable onFinish;
 
         Once(Exchange exchange, AsyncCallback callback) {
             this.exchange = exchange;
@@ -140,13 +167,22 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
             return finished;
         }
 
-        void answer(UpstreamAnswer answer) {
+        void onFinish(Runnable action) {
+            onFinish = action;
+        }
+
+        /** True when this was the first answer, the one the exchange carries. */
+        boolean answer(UpstreamAnswer answer) {
             if (finished) {
-                return;
+                return false;
             }
             finished = true;
+            if (onFinish != null) {
+                onFinish.run();
+            }
             DeliveryExchange.setAnswer(exchange, answer);
             callback.done(false);
+            return true;
         }
     }
 

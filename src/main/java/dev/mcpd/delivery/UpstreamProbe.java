@@ -10,13 +10,15 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -43,6 +45,8 @@ public final class UpstreamProbe implements Processor {
     private final Duration timeout;
     private final Duration interval;
     private volatile HttpClient http;
+    /** The upstreams (by order) whose check is out now. */
+    private final Set<Integer> checking = ConcurrentHashMap.newKeySet();
     /** The first round checks every upstream at once: delivery waits for it to know what each speaks. */
     private volatile boolean firstRound = true;
 
@@ -70,21 +74,31 @@ public final class UpstreamProbe implements Processor {
         // The free part of the interval, shared out among the upstreams, each a little later or sooner at random.
         long spread = firstRound ? 0 : Math.max(0, interval.minus(timeout).toMillis()) / Math.max(1, upstreams.size());
         firstRound = false;
-        List<CompletableFuture<Void>> probes = new ArrayList<>();
+        // The round does not wait for its checks: the timer's thread is never held by an upstream that does not
+        // answer, and a stop does not wait for one either.
         for (int i = 0; i < upstreams.size(); i++) {
             Upstream upstream = upstreams.get(i);
+            if (!checking.add(upstream.order())) {
+                continue; // its last check is still out (it ends within the timeout): not two at once
+            }
             long offset = i * spread + (spread > 1 ? ThreadLocalRandom.current().nextLong(spread / 2) : 0);
-            probes.add(CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(offset,
-                    TimeUnit.MILLISECONDS)).thenCompose(started -> probe(upstream)));
+            CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(offset, TimeUnit.MILLISECONDS))
+                    .thenCompose(started -> probe(upstream))
+                    .whenComplete((checked, failure) -> checking.remove(upstream.order()));
         }
-        CompletableFuture.allOf(probes.toArray(new CompletableFuture[0])).join();
     }
 
     private CompletableFuture<Void> probe(Upstream upstream) {
         long started = System.nanoTime();
         HttpRequest request = HttpRequest.newBuilder(probeUrl(upstream)).timeout(timeout)
                 .header("User-Agent", USER_AGENT).GET().build();
-        return http.sendAsync(request, HttpResponse.BodyHandlers.discarding()).handle((response, failure) -> {
+        CompletableFuture<HttpResponse<Void>> exchange = http.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+        // The client's own timeout bounds the answer's head only: an answer whose body never ends is bounded here,
+        // and the exchange given up (its connection closed).
+        return exchange.copy().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handle((response, failure) -> {
+            if (failure != null) {
+                exchange.cancel(true);
+            }
             Duration latency = Duration.ofNanos(System.nanoTime() - started);
             // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
             if (failure == null) {
@@ -101,7 +115,8 @@ public final class UpstreamProbe implements Processor {
         if (failure != null) {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
-            return cause instanceof HttpTimeoutException ? "no answer within " + timeout.toMillis() + " ms"
+            return cause instanceof HttpTimeoutException || cause instanceof TimeoutException
+                    ? "no answer within " + timeout.toMillis() + " ms"
                     : cause instanceof ConnectException ? "connection refused"
                     : "no answer: " + cause.getClass().getSimpleName();
         }

@@ -1,0 +1,73 @@
+package dev.mcpd.relay;
+
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mcpd.testing.CapturedLog;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Upstreams that begin an answer and do not finish it. A health check is bounded as a whole, not only its head, and
+ * never holds up the checks of the other upstreams; a delivery's whole answer must come within the delivery timeout
+ * of the request, or the entry goes to the next upstream.
+ */
+class MisbehavingUpstreamTest {
+
+    @TempDir
+    Path dir;
+
+    private RunningRelay relay(RelayApplication.Tuning tuning, Map<String, String> options, String upstreams) {
+        Map<String, String> environment = new java.util.HashMap<>(options);
+        environment.put("MCPD_UPSTREAMS", upstreams);
+        return RunningRelay.start(dir, environment, tuning);
+    }
+
+    @Test
+    void aCheckWhoseAnswerNeverEndsFailsWithinItsTimeoutAndTheOtherUpstreamsAreStillChecked() throws Exception {
+        try (MisbehavingUpstream stuck = MisbehavingUpstream.start(MisbehavingUpstream.Ending.NEVER,
+                     MisbehavingUpstream.Ending.AT_ONCE);
+             TestUpstream healthy = TestUpstream.start();
+             RunningRelay relay = relay(HealthCheckTest.TUNING, HealthCheckTest.options(
+                     "MCPD_PROBE_INTERVAL_SECONDS", "2", "MCPD_PROBE_TIMEOUT_SECONDS", "1",
+                     "MCPD_UNHEALTHY_THRESHOLD", "2"), stuck.url() + "," + healthy.url())) {
+            // Round after round, though the first upstream's answers never end.
+            await().atMost(PATIENCE).until(() -> healthy.probes().size() >= 4 && stuck.checksAsked() >= 3);
+            await().atMost(PATIENCE).until(() -> !HealthCheckTest.inService(relay, 1));
+            JsonNode first = HealthCheckTest.upstream(relay, 1);
+            assertEquals("failure", first.get("lastCheck").get("result").asText(), first.toString());
+            assertTrue(first.get("lastCheck").get("reason").asText().contains("no answer within 1000 ms"),
+                    first.toString());
+            JsonNode second = HealthCheckTest.upstream(relay, 2);
+            assertTrue(second.get("inService").asBoolean(), second.toString());
+            assertEquals("success", second.get("lastCheck").get("result").asText(), second.toString());
+
+            String body = HealthCheckTest.post(relay);
+            await().atMost(PATIENCE).until(() -> HealthCheckTest.got(healthy, body));
+        }
+    }
+
+    @Test
+    void anAnswerThatDripsPastTheDeliveryTimeoutIsATimeoutAndTheEntryGoesToTheNextUpstream() throws Exception {
+        // DeliveryTest.FAST: a delivery timeout of 1 s; the answer's bytes come every 200 ms, so no pause is that long.
+        try (MisbehavingUpstream dripping = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE,
+                     MisbehavingUpstream.Ending.DRIP);
+             TestUpstream healthy = TestUpstream.start();
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay(DeliveryTest.FAST, Map.of(), dripping.url() + "," + healthy.url())) {
+            String body = HealthCheckTest.post(relay);
+            await().atMost(PATIENCE).until(() -> HealthCheckTest.got(healthy, body));
+            assertTrue(dripping.deliveriesAsked() >= 1, "the first upstream was tried first");
+            assertTrue(log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
+                    .contains("order=1 state=waiting") && e.getFormattedMessage()
+                    .contains("no whole answer within 1000 ms of the request")), "the first upstream waits, timed out");
+            assertEquals(1, healthy.received().size(), "delivered once, by the second upstream");
+        }
+    }
+}
