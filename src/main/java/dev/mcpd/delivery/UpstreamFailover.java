@@ -7,6 +7,7 @@ import java.net.SocketTimeoutException;
 import java.net.URISyntaxException;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -179,12 +180,15 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         }
         if (batchAnswer.isPresent()) {
             long archived = batchAnswer.get().entries().stream().filter(e -> e.status() / 100 == 2).count();
-            board.delivered(upstream, attempt.status().getAsInt(), attempt.latency(), (int) archived);
+            if (archived > 0) {
+                board.delivered(upstream, attempt.status().getAsInt(), attempt.latency(), (int) archived);
+            }
             long refused = batchAnswer.get().entries().stream()
                     .filter(e -> statuses.classify(e.status()) == Attempt.Kind.PERMANENT).count();
             if (refused > 0) {
                 board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), (int) refused);
             }
+            waitForRetryableEntries(upstream, shipment, batchAnswer.get(), answer, attempt.latency());
             DeliveryExchange.setBatchAnswer(exchange, batchAnswer.get());
         } else if (attempt.kind() == Attempt.Kind.DELIVERED) {
             board.delivered(upstream, attempt.status().getAsInt(), attempt.latency());
@@ -192,6 +196,24 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
         }
         DeliveryExchange.setAttempt(exchange, attempt);
+    }
+
+    /**
+     * Entries of a batch answered with a retryable status (a store that is busy says 503 for each) make the upstream
+     * wait, as the same answer to a single entry does: otherwise they would come straight back to it, batch after
+     * batch, and never reach the next upstream.
+     */
+    private void waitForRetryableEntries(Upstream upstream, Shipment shipment, BatchAnswer batch, UpstreamAnswer answer,
+                                         Duration latency) {
+        List<BatchAnswer.EntryOutcome> retryable = batch.entries().stream()
+                .filter(e -> statuses.classify(e.status()) == Attempt.Kind.RETRYABLE).toList();
+        if (retryable.isEmpty()) {
+            return;
+        }
+        int status = retryable.get(0).status();
+        board.failed(upstream, retryable.size() + " of the batch's " + shipment.size() + " entries answered " + status,
+                OptionalInt.of(status), RetryAfter.parse(answer.retryAfter(), clock.instant()), latency,
+                retryable.size());
     }
 
     private void retryElsewhere(Attempt attempt, int entries) {

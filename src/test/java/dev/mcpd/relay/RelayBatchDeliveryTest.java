@@ -9,12 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.collector.RunningCollector;
 import dev.mcpd.collector.StoredBatches;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.Ports;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -233,6 +235,44 @@ class RelayBatchDeliveryTest {
                 assertTrue(upstream.received().stream().filter(r -> r.uri().equals(RelayBatch.PATH)).count() >= 3);
             }
         }
+    }
+
+    @Test
+    void entriesABatchAnswersRetryablyMakeTheUpstreamWaitAndGoToTheNextUpstream() throws Exception {
+        spooled(relay -> {
+            for (int i = 0; i < 10; i++) {
+                post(relay, "/v1/ingest", event("busy" + i), "Content-Type", "application/json", "Idempotency-Key",
+                        "busy-" + i);
+            }
+        });
+        // A store that is busy: it takes each batch, and answers 503 for every entry in it.
+        try (TestUpstream busy = TestUpstream.start().capabilities(RelayBatch.CAPABILITY)
+                     .answer(r -> r.uri().equals(RelayBatch.PATH) ? eachAnswered(503, entriesIn(r))
+                             : TestUpstream.Answer.status(503));
+             TestUpstream next = TestUpstream.start();
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relayTo(busy.url() + "," + next.url())) {
+            await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+            assertEquals(Set.of("busy-0", "busy-1", "busy-2", "busy-3", "busy-4", "busy-5", "busy-6", "busy-7",
+                    "busy-8", "busy-9"), Set.copyOf(next.received().stream().map(r -> r.header("Idempotency-Key"))
+                    .toList()), "every entry delivered by the next upstream");
+            assertTrue(busy.received().stream().anyMatch(r -> r.uri().equals(RelayBatch.PATH)), "batches went first");
+            assertTrue(log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
+                    .contains("order=1 state=waiting") && e.getFormattedMessage().contains("entries answered 503")),
+                    "the busy upstream waits, as for a 503 to a single entry");
+            JsonNode first = upstreamStatus(relay);
+            assertTrue(first.get("failedAttempts").asInt() >= 10, "each entry answered 503 a failed attempt: " + first);
+            assertEquals(0, first.get("delivered").asInt(), first.toString());
+        }
+    }
+
+    private static TestUpstream.Answer eachAnswered(int status, int entries) {
+        StringBuilder answer = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i < entries; i++) {
+            answer.append(i == 0 ? "" : ",").append("{\"status\":").append(status)
+                    .append(",\"reason\":\"busy\"}");
+        }
+        return TestUpstream.Answer.ok().withHeader("Content-Type", "application/json").withBody(answer + "]}");
     }
 
     private static List<RelayBatch.Entry> decode(TestUpstream.Received r) {
