@@ -52,7 +52,8 @@ public final class UpstreamBoard {
                        Optional<Instant> lastAnswer, long delivered, long failedAttempts, boolean up,
                        Optional<Instant> lastUp, int window, int inFlight, String protocol, boolean batches,
                        long requests, boolean inService, int checkSuccessesInARow, int checkFailuresInARow,
-                       Optional<ServiceState.Check> lastCheck, long checksSucceeded, long checksFailed) {
+                       Optional<ServiceState.Check> lastCheck, long checksSucceeded, long checksFailed,
+                       Optional<String> passiveChecks) {
 
         /** {@code waiting} while in a wait, else {@code up} when it answered lately, else {@code down}. */
         public String state() {
@@ -77,6 +78,8 @@ public final class UpstreamBoard {
         Instant lastAnswer;
         /** Last time its readiness probe answered 2xx or it took a delivery. */
         Instant lastUp;
+        /** Why its probes are not checks (its probe path is not served there), or null while they are. */
+        String passiveBecause;
         boolean reportedUp;
         long delivered;
         long failedAttempts;
@@ -380,6 +383,11 @@ public final class UpstreamBoard {
             boolean success = failure.isEmpty();
             checked(s, new ServiceState.Check(clock.instant(), status, latency, success, "probe " + failure));
             if (success) {
+                if (s.passiveBecause != null) {
+                    s.passiveBecause = null;
+                    LOG.info("upstream={} order={} answers its probe path: its probes are health checks again",
+                            upstream.label(), upstream.order());
+                }
                 markUp(s);
                 if (s.service.healthyRun() && !s.waitAskedFor && s.waitingUntil.isAfter(clock.instant())) {
                     s.waitingUntil = Instant.MIN;
@@ -390,6 +398,32 @@ public final class UpstreamBoard {
             } else {
                 reportIfDown(s, failure);
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A probe answered 404, 405 or 501: the upstream does not serve the probe path (an OpenTelemetry Collector's OTLP
+     * receiver answers a GET with 405). The answer is no verdict on its health, so it is not a check: its service
+     * state comes from its deliveries (and from probes that get no answer at all). It does show the upstream
+     * answers, so it stays up. Said once, until a probe is answered 2xx again.
+     */
+    public void probedPassively(Upstream upstream, int status, String probe) {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            if (!s.probedOnce) {
+                s.probedOnce = true;
+                changed.signalAll();
+            }
+            if (s.passiveBecause == null) {
+                s.passiveBecause = probe + " answered " + status;
+                LOG.warn("upstream={} order={} does not serve its probe ({}): its health comes from its deliveries;"
+                        + " point --probe-path at a path it serves to check it between deliveries", upstream.label(),
+                        upstream.order(), s.passiveBecause);
+            }
+            markUp(s);
         } finally {
             lock.unlock();
         }
@@ -492,7 +526,8 @@ public final class UpstreamBoard {
                         s.delivered, s.failedAttempts, isUp(s, now), Optional.ofNullable(s.lastUp),
                         s.window.limit(), s.window.inFlight(), s.protocol, s.offer.batches(), s.requests.get(),
                         s.service.inService(), s.service.successesInARow(), s.service.failuresInARow(),
-                        s.service.last(), s.service.succeeded(), s.service.failed());
+                        s.service.last(), s.service.succeeded(), s.service.failed(),
+                        Optional.ofNullable(s.passiveBecause));
             }).toList();
         } finally {
             lock.unlock();

@@ -25,8 +25,9 @@ import org.apache.camel.Processor;
 /**
  * Checks every upstream: {@code GET <upstream><--probe-path>} with
  * {@code User-Agent: mcpd-relay-health-check/<version>}, each within {@code --probe-timeout-seconds}, and tells the
- * {@link UpstreamBoard} — a 2xx in time is a successful check; anything else (refused, reset, another status, no answer
- * in time) a failed one, with its reason. Run by the probe-upstreams route every {@code --probe-interval-seconds};
+ * {@link UpstreamBoard} — a 2xx in time is a successful check; 404, 405 or 501 is no check at all (the path is not
+ * served there: its deliveries alone say how it is); anything else (refused, reset, another status, no answer in time)
+ * a failed one, with its reason. Run by the probe-upstreams route every {@code --probe-interval-seconds};
  * the upstreams are spread over the part of the interval the timeout leaves free, with a little jitter, so several
  * relays' checks (and one relay's of several upstreams) do not all land at once.
  *
@@ -37,6 +38,8 @@ import org.apache.camel.Processor;
 public final class UpstreamProbe implements Processor {
 
     public static final String USER_AGENT = "mcpd-relay-health-check/" + McpdVersion.VERSION;
+    /** Answers that say the probe path is not served there, not that the upstream is unwell. */
+    static final Set<Integer> NOT_SERVED = Set.of(404, 405, 501);
     /** How long delivery waits at start for an upstream's first check to say what it speaks. */
     static final Duration FIRST_ANSWER_WAIT = Duration.ofSeconds(2);
 
@@ -103,6 +106,10 @@ public final class UpstreamProbe implements Processor {
             // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
             if (failure == null) {
                 board.offers(upstream, offerOf(response));
+                if (NOT_SERVED.contains(response.statusCode())) {
+                    board.probedPassively(upstream, response.statusCode(), "GET " + path);
+                    return null;
+                }
             }
             OptionalInt status = failure == null ? OptionalInt.of(response.statusCode()) : OptionalInt.empty();
             board.probed(upstream, status, latency, failureOf(status, latency, failure));

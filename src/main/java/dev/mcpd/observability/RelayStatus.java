@@ -83,6 +83,8 @@ public final class RelayStatus implements Processor {
             upstream.put("requests", view.requests());
             upstream.put("inService", view.inService());
             ObjectNode checks = upstream.putObject("checks");
+            checks.put("mode", view.passiveChecks().isPresent() ? "passive" : "active");
+            view.passiveChecks().ifPresent(why -> checks.put("passiveBecause", why));
             checks.put("successesInARow", view.checkSuccessesInARow());
             checks.put("failuresInARow", view.checkFailuresInARow());
             checks.put("succeeded", view.checksSucceeded());

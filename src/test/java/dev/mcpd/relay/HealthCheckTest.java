@@ -25,6 +25,8 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -197,14 +199,53 @@ class HealthCheckTest {
 
     @Test
     void whenEveryUpstreamIsOutOfServiceDeliveryGoesOn() throws Exception {
-        try (TestUpstream primary = TestUpstream.start().readyStatus(404);
-             TestUpstream secondary = TestUpstream.start().readyStatus(404);
+        try (TestUpstream primary = TestUpstream.start().readyStatus(503);
+             TestUpstream secondary = TestUpstream.start().readyStatus(503);
              RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
                      "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1"), primary, secondary)) {
             await().atMost(PATIENCE).until(() -> !inService(relay, 1) && !inService(relay, 2));
             String body = post(relay);
             await().atMost(PATIENCE).until(() -> got(primary, body));
             assertFalse(got(secondary, body), "fail open, in order: the primary first");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {404, 405, 501})
+    void anUpstreamThatDoesNotServeTheProbePathIsCheckedByItsDeliveriesAndStaysUpWhenIdle(int status)
+            throws Exception {
+        // An OpenTelemetry Collector's OTLP receiver answers GET /readyz with 405.
+        try (TestUpstream collector = TestUpstream.start().readyStatus(status);
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "2"), collector)) {
+            await().atMost(PATIENCE).until(() -> collector.probes().size() >= 4);
+            JsonNode idle = upstream(relay, 1);
+            assertTrue(idle.get("inService").asBoolean(), idle.toString());
+            assertEquals("up", idle.get("state").asText(), idle.toString());
+            assertEquals("passive", idle.get("checks").get("mode").asText(), idle.toString());
+            assertEquals("GET /readyz answered " + status, idle.get("checks").get("passiveBecause").asText());
+            assertEquals(0, idle.get("checks").get("failed").asInt(), "its probes are not failed checks: " + idle);
+            assertEquals(200, HTTP.send(HttpRequest.newBuilder(relay.uri("/readyz")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertTrue(HTTP.send(HttpRequest.newBuilder(relay.uri("/readyz")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body().startsWith("ok"), "not degraded while idle");
+            assertEquals(1, log.events("dev.mcpd.delivery", Level.WARN).stream()
+                    .filter(e -> e.getFormattedMessage().contains("does not serve its probe (GET /readyz answered "
+                            + status + ")")).count(), "said once");
+
+            String body = post(relay);
+            await().atMost(PATIENCE).until(() -> got(collector, body));
+            assertTrue(upstream(relay, 1).get("checks").get("succeeded").asInt() >= 1, "a delivery is a check");
+
+            collector.answer(r -> TestUpstream.Answer.status(503)); // its deliveries fail: those are checks
+            post(relay);
+            await().atMost(PATIENCE).until(() -> !inService(relay, 1));
+
+            collector.answer(r -> TestUpstream.Answer.ok()).readyStatus(200); // served again: probes are checks
+            await().atMost(PATIENCE).until(() -> "active".equals(upstream(relay, 1).get("checks").get("mode")
+                    .asText()));
+            await().atMost(PATIENCE).until(() -> inService(relay, 1));
         }
     }
 
