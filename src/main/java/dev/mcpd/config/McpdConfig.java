@@ -43,6 +43,7 @@ import java.util.stream.Collectors;
  * @param batchMaxEntries the most entries in one relay batch; 1 sends every entry alone ({@code --batch-max-entries})
  * @param batchMaxBytes  the most body bytes in one relay batch ({@code --batch-max-bytes})
  * @param probePath      the path every upstream is checked with ({@code --probe-path})
+ * @param upstreamProbes where some upstreams are checked instead, or that they are not ({@code --upstream-probe})
  * @param probeInterval  time between checks of one upstream ({@code --probe-interval-seconds})
  * @param probeTimeout   a check answered later fails ({@code --probe-timeout-seconds}); shorter than the interval
  * @param healthyThreshold   successful checks in a row that bring an upstream back ({@code --healthy-threshold})
@@ -71,6 +72,7 @@ public record McpdConfig(
         int batchMaxEntries,
         long batchMaxBytes,
         String probePath,
+        List<UpstreamProbeAddress> upstreamProbes,
         Duration probeInterval,
         Duration probeTimeout,
         int healthyThreshold,
@@ -125,6 +127,10 @@ public record McpdConfig(
         Objects.requireNonNull(probeInterval, "probeInterval");
         Objects.requireNonNull(probeTimeout, "probeTimeout");
         check(Options.PROBE_PATH, () -> checkProbePath(probePath));
+        Objects.requireNonNull(upstreamProbes, "upstreamProbes");
+        List<UpstreamProbeAddress> probes = upstreamProbes;
+        int upstreamCount = upstreams.size();
+        check(Options.UPSTREAM_PROBE, () -> checkUpstreamProbes(probes, upstreamCount));
         check(Options.PROBE_INTERVAL_SECONDS, () -> checkProbeSeconds(probeInterval.toSeconds()));
         check(Options.PROBE_TIMEOUT_SECONDS, () -> checkProbeSeconds(probeTimeout.toSeconds()));
         check(Options.PROBE_TIMEOUT_SECONDS, () -> checkProbeTimeout(probeTimeout, probeInterval));
@@ -141,6 +147,7 @@ public record McpdConfig(
         routes.ifPresent(dir -> check(Options.ROUTES, () -> existingDirectory(dir)));
         // Copied last: reassigning the parameter earlier would stop the lambdas above from capturing it.
         upstreams = List.copyOf(upstreams);
+        upstreamProbes = List.copyOf(upstreamProbes);
         retryableStatuses = Collections.unmodifiableSet(new TreeSet<>(retryableStatuses));
     }
 
@@ -173,6 +180,7 @@ public record McpdConfig(
                 given.value(Options.BATCH_MAX_ENTRIES),
                 given.value(Options.BATCH_MAX_BYTES),
                 given.value(Options.PROBE_PATH),
+                given.list(Options.UPSTREAM_PROBE),
                 given.value(Options.PROBE_INTERVAL_SECONDS),
                 given.value(Options.PROBE_TIMEOUT_SECONDS),
                 given.value(Options.HEALTHY_THRESHOLD),
@@ -244,7 +252,8 @@ public record McpdConfig(
                         : "batches to mcpd of up to " + batchMaxEntries + " entries, " + ByteSize.format(batchMaxBytes))),
                 section("health", "GET " + probePath + " every " + probeInterval.toSeconds() + " s, "
                         + probeTimeout.toSeconds() + " s timeout; out of service after " + unhealthyThreshold
-                        + " failed checks in a row, back after " + healthyThreshold + " successful ones"),
+                        + " failed checks in a row, back after " + healthyThreshold + " successful ones"
+                        + upstreamProbes.stream().map(probe -> "; " + probe.describe()).collect(Collectors.joining())),
                 section("dead letters", "4xx answers (but " + retriedClientErrors() + ") kept in "
                         + relaySpoolDir().resolve("dead") + "; " + spoolMaxAge.map(age -> "entries waiting over "
                                 + DurationText.format(age) + " expire into it").orElse("nothing expires")),
@@ -322,6 +331,21 @@ public record McpdConfig(
         } catch (InvalidPathException e) {
             throw new IllegalArgumentException("\"" + text + "\" is not a path: " + e.getReason());
         }
+    }
+
+    /** Each names an upstream there is, at most once. */
+    static List<UpstreamProbeAddress> checkUpstreamProbes(List<UpstreamProbeAddress> probes, int upstreams) {
+        Set<Integer> named = new java.util.HashSet<>();
+        for (UpstreamProbeAddress probe : probes) {
+            if (probe.order() > upstreams) {
+                throw new IllegalArgumentException("upstream " + probe.order() + " does not exist: there "
+                        + (upstreams == 1 ? "is 1 --upstream" : "are " + upstreams + " --upstream"));
+            }
+            if (!named.add(probe.order())) {
+                throw new IllegalArgumentException("upstream " + probe.order() + " is named twice");
+            }
+        }
+        return probes;
     }
 
     static URI parseUpstream(String text) {

@@ -58,6 +58,11 @@ public final class Options {
     public static final Option<String> PROBE_PATH = Option.of("--probe-path", "PATH",
             "path every upstream is asked with GET to check it: a dynamic check, not a static file", "/readyz",
             McpdConfig::checkProbePath, Role.RELAY);
+    public static final Option<UpstreamProbeAddress> UPSTREAM_PROBE = Option.repeatable("--upstream-probe",
+            "MCPD_UPSTREAM_PROBES", "N=URL",
+            "where upstream N (1: the first --upstream) is checked instead of at its --probe-path (such as"
+                    + " 2=http://gateway:13133/); N=off: not probed, its deliveries alone check it",
+            UpstreamProbeAddress::parse, Role.RELAY);
     public static final Option<Duration> PROBE_INTERVAL_SECONDS = Option.of("--probe-interval-seconds", "N",
             "time between checks of one upstream", "5",
             text -> McpdConfig.checkProbeSeconds(McpdConfig.wholeNumber(text)), Role.RELAY);
@@ -105,7 +110,7 @@ public final class Options {
     /** Every option, in the order help and the README list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
-            BATCH_MAX_BYTES, PROBE_PATH, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
+            BATCH_MAX_BYTES, PROBE_PATH, UPSTREAM_PROBE, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
             UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, TLS_CERT, TLS_KEY, TLS_CLIENT_CA, UPSTREAM_CA,
             UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, ROUTES);
 

@@ -78,8 +78,10 @@ public final class UpstreamBoard {
         Instant lastAnswer;
         /** Last time its readiness probe answered 2xx or it took a delivery. */
         Instant lastUp;
-        /** Why its probes are not checks (its probe path is not served there), or null while they are. */
+        /** Why its probes are not checks (its probe path is not served there, or it is not probed), or null. */
         String passiveBecause;
+        /** Not probed at all ({@code --upstream-probe N=off}): up while its deliveries do not fail. */
+        boolean unprobed;
         boolean reportedUp;
         long delivered;
         long failedAttempts;
@@ -420,10 +422,28 @@ public final class UpstreamBoard {
             if (s.passiveBecause == null) {
                 s.passiveBecause = probe + " answered " + status;
                 LOG.warn("upstream={} order={} does not serve its probe ({}): its health comes from its deliveries;"
-                        + " point --probe-path at a path it serves to check it between deliveries", upstream.label(),
-                        upstream.order(), s.passiveBecause);
+                        + " name a health address it serves (--probe-path, or --upstream-probe {}=URL) to check it"
+                        + " between deliveries", upstream.label(), upstream.order(), s.passiveBecause,
+                        upstream.order());
             }
             markUp(s);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The upstream is not probed ({@code --upstream-probe N=off}): its deliveries alone are its checks, nothing is
+     * waited for before the first delivery, and it counts as up while its deliveries do not fail.
+     */
+    public void notProbed(Upstream upstream) {
+        lock.lock();
+        try {
+            Status s = statusOf(upstream);
+            s.unprobed = true;
+            s.probedOnce = true;
+            s.passiveBecause = "not probed (--upstream-probe " + upstream.order() + "=off)";
+            changed.signalAll();
         } finally {
             lock.unlock();
         }
@@ -466,6 +486,9 @@ public final class UpstreamBoard {
     }
 
     private boolean isUp(Status s, Instant now) {
+        if (s.unprobed && s.consecutiveFailures == 0) {
+            return true;
+        }
         return s.lastUp != null && !s.lastUp.plus(upWindow).isBefore(now);
     }
 

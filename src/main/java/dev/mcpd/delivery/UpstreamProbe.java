@@ -1,6 +1,7 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.config.McpdVersion;
+import dev.mcpd.config.UpstreamProbeAddress;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RequestTarget;
 import java.net.ConnectException;
@@ -10,7 +11,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -45,6 +48,8 @@ public final class UpstreamProbe implements Processor {
 
     private final UpstreamBoard board;
     private final String path;
+    /** Upstreams checked elsewhere than at their own {@code --probe-path}, or not at all, by order. */
+    private final Map<Integer, UpstreamProbeAddress> addresses = new HashMap<>();
     private final Duration timeout;
     private final Duration interval;
     private volatile HttpClient http;
@@ -53,9 +58,18 @@ public final class UpstreamProbe implements Processor {
     /** The first round checks every upstream at once: delivery waits for it to know what each speaks. */
     private volatile boolean firstRound = true;
 
-    public UpstreamProbe(UpstreamBoard board, String path, Duration timeout, Duration interval, UpstreamTls tls) {
+    public UpstreamProbe(UpstreamBoard board, String path, List<UpstreamProbeAddress> addresses, Duration timeout,
+                         Duration interval, UpstreamTls tls) {
         this.board = board;
         this.path = path;
+        for (UpstreamProbeAddress address : addresses) {
+            this.addresses.put(address.order(), address);
+        }
+        for (Upstream upstream : board.upstreams()) {
+            if (addresses.stream().anyMatch(a -> a.order() == upstream.order() && a.url().isEmpty())) {
+                board.notProbed(upstream);
+            }
+        }
         this.timeout = timeout;
         this.interval = interval;
         if (tls.configured()) {
@@ -81,6 +95,10 @@ public final class UpstreamProbe implements Processor {
         // answer, and a stop does not wait for one either.
         for (int i = 0; i < upstreams.size(); i++) {
             Upstream upstream = upstreams.get(i);
+            UpstreamProbeAddress address = addresses.get(upstream.order());
+            if (address != null && address.url().isEmpty()) {
+                continue; // not probed: its deliveries are its checks
+            }
             if (!checking.add(upstream.order())) {
                 continue; // its last check is still out (it ends within the timeout): not two at once
             }
@@ -93,7 +111,9 @@ public final class UpstreamProbe implements Processor {
 
     private CompletableFuture<Void> probe(Upstream upstream) {
         long started = System.nanoTime();
-        HttpRequest request = HttpRequest.newBuilder(probeUrl(upstream)).timeout(timeout)
+        UpstreamProbeAddress address = addresses.get(upstream.order());
+        URI url = address == null ? probeUrl(upstream) : address.url().orElseThrow();
+        HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout)
                 .header("User-Agent", USER_AGENT).GET().build();
         CompletableFuture<HttpResponse<Void>> exchange = http.sendAsync(request, HttpResponse.BodyHandlers.discarding());
         // The client's own timeout bounds the answer's head only: an answer whose body never ends is bounded here,
@@ -105,9 +125,12 @@ public final class UpstreamProbe implements Processor {
             Duration latency = Duration.ofNanos(System.nanoTime() - started);
             // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
             if (failure == null) {
-                board.offers(upstream, offerOf(response));
+                if (address == null) { // checked elsewhere, the answer comes from another server: it offers nothing
+                    board.offers(upstream, offerOf(response));
+                }
                 if (NOT_SERVED.contains(response.statusCode())) {
-                    board.probedPassively(upstream, response.statusCode(), "GET " + path);
+                    board.probedPassively(upstream, response.statusCode(), "GET " + (address == null ? path
+                            : url.toString()));
                     return null;
                 }
             }

@@ -127,8 +127,8 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);
         bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
-        bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.probeTimeout(),
-                probeInterval(), upstreamTls));
+        bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.upstreamProbes(),
+                config.probeTimeout(), probeInterval(), upstreamTls));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));

@@ -19,7 +19,8 @@ class ConfigShowsEveryOptionTest {
             Options.TLS_CERT, List.of(Options.TLS_KEY), Options.TLS_KEY, List.of(Options.TLS_CERT),
             Options.TLS_CLIENT_CA, List.of(Options.TLS_CERT, Options.TLS_KEY),
             Options.UPSTREAM_CLIENT_CERT, List.of(Options.UPSTREAM_CLIENT_KEY),
-            Options.UPSTREAM_CLIENT_KEY, List.of(Options.UPSTREAM_CLIENT_CERT));
+            Options.UPSTREAM_CLIENT_KEY, List.of(Options.UPSTREAM_CLIENT_CERT),
+            Options.UPSTREAM_PROBE, List.of(Options.UPSTREAM));
 
     /** A file the TLS options can name (what it holds is read when the listener starts, not by mcpd config). */
     private String pem(String name) {
@@ -43,6 +44,7 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.MAX_BODY_BYTES, "1MiB"),
                 Map.entry(Options.REQUEST_TIMEOUT_SECONDS, "12"),
                 Map.entry(Options.PROBE_PATH, "/health/deep"),
+                Map.entry(Options.UPSTREAM_PROBE, "1=http://collector:13133/"),
                 Map.entry(Options.PROBE_INTERVAL_SECONDS, "9"),
                 Map.entry(Options.PROBE_TIMEOUT_SECONDS, "1"),
                 Map.entry(Options.HEALTHY_THRESHOLD, "7"),

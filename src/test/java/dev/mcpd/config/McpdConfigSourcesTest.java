@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -197,13 +198,13 @@ class McpdConfigSourcesTest {
     void aConfigBuiltInCodeIsValidatedToo() {
         ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
-                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, "/readyz", Duration.ofSeconds(5),
+                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, "/readyz", List.of(), Duration.ofSeconds(5),
                 Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, Optional.empty()));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
         ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
-                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz",
+                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz", List.of(),
                 Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());
@@ -213,6 +214,35 @@ class McpdConfigSourcesTest {
     void upstreamListCannotBeChangedAfterwards() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://a:1"));
         assertThrows(UnsupportedOperationException.class, () -> config.upstreams().add(URI.create("http://b:1")));
+    }
+
+    @Test
+    void anUpstreamIsCheckedAtAnAddressOfItsOwnOrNotAtAll() {
+        McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://gw:4318,http://other:4318",
+                "MCPD_UPSTREAM_PROBES", "1=http://gw:13133/, 2=off"));
+        assertEquals(List.of(new UpstreamProbeAddress(1, Optional.of(URI.create("http://gw:13133/"))),
+                new UpstreamProbeAddress(2, Optional.empty())), config.upstreamProbes());
+        assertTrue(config.describe().stream().anyMatch(line -> line.startsWith("health ") && line.endsWith(
+                "; upstream 1 checked at http://gw:13133/; upstream 2 not probed")), config.describe().toString());
+        assertEquals(List.of(), McpdConfig.fromEnvironment(Map.of()).upstreamProbes());
+
+        Map<Option<?>, List<String>> twoUpstreams = Map.of(Options.UPSTREAM, List.of("http://a:1", "http://b:1"));
+        assertEquals("invalid value for --upstream-probe (MCPD_UPSTREAM_PROBES): upstream 3 does not exist: there are 2 --upstream",
+                fails(with(twoUpstreams, "3=off"), Map.of()));
+        assertEquals("invalid value for --upstream-probe (MCPD_UPSTREAM_PROBES): upstream 1 is named twice",
+                fails(with(twoUpstreams, "1=off", "1=http://a:2/"), Map.of()));
+        assertEquals("invalid value for --upstream-probe: upstream 0 does not exist: upstreams count from 1",
+                fails(with(twoUpstreams, "0=off"), Map.of()));
+        assertEquals("invalid value for --upstream-probe: \"http://a:2/\" is not ORDER=URL or ORDER=off (such as"
+                + " 2=http://gateway:13133/ for the second --upstream)", fails(with(twoUpstreams, "http://a:2/"), Map.of()));
+        assertEquals("invalid value for --upstream-probe: \"ftp://a:2/\" is not an upstream URL: use"
+                + " http://HOST:PORT or https://HOST:PORT", fails(with(twoUpstreams, "2=ftp://a:2/"), Map.of()));
+    }
+
+    private static Map<Option<?>, List<String>> with(Map<Option<?>, List<String>> flags, String... probes) {
+        Map<Option<?>, List<String>> all = new HashMap<>(flags);
+        all.put(Options.UPSTREAM_PROBE, List.of(probes));
+        return all;
     }
 
     @Test

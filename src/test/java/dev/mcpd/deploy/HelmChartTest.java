@@ -225,7 +225,8 @@ class HelmChartTest {
     /** The ConfigMap lines written only when their value is set (not empty), and the value each is made of. */
     static final Map<String, String> OPTIONAL_RELAY_SETTINGS = Map.of(
             "MCPD_RETRYABLE_STATUS", "relay.deadLetters.retryableStatus",
-            "MCPD_SPOOL_MAX_AGE", "relay.deadLetters.spoolMaxAge");
+            "MCPD_SPOOL_MAX_AGE", "relay.deadLetters.spoolMaxAge",
+            "MCPD_UPSTREAM_PROBES", "relay.health.upstreamProbes");
 
     /** The optional relay settings as configmap.yaml writes them: absent when empty, a list joined with commas. */
     private static Map<String, String> optionalRelayEnvironment(Map<String, Object> values) {
@@ -293,6 +294,23 @@ class HelmChartTest {
         assertEquals(List.of(), at(values(), "relay.deadLetters.retryableStatus"), "by default none: mcpd's default");
         assertEquals("", at(values(), "relay.deadLetters.spoolMaxAge"), "by default nothing expires");
         assertEquals(Map.of(), optionalRelayEnvironment(values()));
+    }
+
+    @Test
+    void upstreamProbesAreWrittenOnlyWhenSetAndTheCliTakesThemAsWritten() {
+        assertTrue(template("configmap.yaml").contains("""
+                  {{- with .Values.relay.health.upstreamProbes }}
+                  MCPD_UPSTREAM_PROBES: {{ join "," . | quote }}
+                  {{- end }}
+                """), "a list joined with commas, absent when empty");
+        assertEquals(List.of(), at(values(), "relay.health.upstreamProbes"), "by default every upstream at probePath");
+        Map<String, Object> health = new java.util.HashMap<>(Map.of("upstreamProbes",
+                List.of("1=http://otel-gateway:13133/", "2=off")));
+        Map<String, Object> set = merged(values(), Map.of("relay", Map.of("health", health)));
+        Map<String, String> environment = new java.util.HashMap<>(optionalRelayEnvironment(set));
+        assertEquals("1=http://otel-gateway:13133/,2=off", environment.get("MCPD_UPSTREAM_PROBES"));
+        environment.put("MCPD_UPSTREAMS", "http://otel-gateway:4318,http://mcpd:4317");
+        assertEquals(2, dev.mcpd.config.McpdConfig.fromEnvironment(environment).upstreamProbes().size());
     }
 
     @Test

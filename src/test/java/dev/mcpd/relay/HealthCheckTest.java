@@ -250,6 +250,38 @@ class HealthCheckTest {
     }
 
     @Test
+    void anUpstreamIsCheckedAtItsOwnProbeAddressAndAnotherNotAtAll() throws Exception {
+        // The first upstream's own /readyz would fail; its health answers on another port (a Collector's :13133).
+        try (TestUpstream gateway = TestUpstream.start().readyStatus(503);
+             TestUpstream healthPort = TestUpstream.start().probePath("/");
+             TestUpstream unprobed = TestUpstream.start();
+             RunningRelay relay = RunningRelay.start(dir, options(
+                     "MCPD_UPSTREAMS", gateway.url() + "," + unprobed.url(),
+                     "MCPD_UPSTREAM_PROBES", "1=" + healthPort.url().toString().replaceAll("/$", "") + "/,2=off",
+                     "MCPD_PROBE_INTERVAL_SECONDS", "2", "MCPD_PROBE_TIMEOUT_SECONDS", "1",
+                     "MCPD_UNHEALTHY_THRESHOLD", "1"), TUNING)) {
+            await().atMost(PATIENCE).until(() -> healthPort.probes().size() >= 3);
+            assertEquals(0, gateway.probes().size(), "the upstream's own --probe-path is not asked");
+            assertEquals(0, unprobed.probes().size(), "an upstream with --upstream-probe N=off is never probed");
+            JsonNode first = upstream(relay, 1);
+            assertTrue(first.get("inService").asBoolean(), first.toString());
+            assertEquals("active", first.get("checks").get("mode").asText(), first.toString());
+            assertTrue(first.get("checks").get("succeeded").asInt() >= 3, first.toString());
+            JsonNode second = upstream(relay, 2);
+            assertEquals("passive", second.get("checks").get("mode").asText(), second.toString());
+            assertEquals("not probed (--upstream-probe 2=off)", second.get("checks").get("passiveBecause").asText());
+            assertEquals("up", second.get("state").asText(), "up while its deliveries do not fail: " + second);
+            assertTrue(second.get("inService").asBoolean(), second.toString());
+
+            healthPort.readyStatus(503); // the health port says the gateway is unwell: traffic moves on
+            await().atMost(PATIENCE).until(() -> !inService(relay, 1));
+            String body = post(relay);
+            await().atMost(PATIENCE).until(() -> got(unprobed, body));
+            assertFalse(got(gateway, body));
+        }
+    }
+
+    @Test
     void goodChecksNeverCutARetryAfterWaitShort() throws Exception {
         AtomicBoolean throttled = new AtomicBoolean(true);
         try (TestUpstream primary = TestUpstream.start().answer(r -> throttled.getAndSet(false)
