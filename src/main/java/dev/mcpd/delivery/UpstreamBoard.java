@@ -378,10 +378,7 @@ public final class UpstreamBoard {
         lock.lock();
         try {
             Status s = statusOf(upstream);
-            if (!s.probedOnce) {
-                s.probedOnce = true;
-                changed.signalAll();
-            }
+            firstProbeAnswered(s);
             boolean success = failure.isEmpty();
             checked(s, new ServiceState.Check(clock.instant(), status, latency, success, "probe " + failure));
             if (success) {
@@ -415,10 +412,7 @@ public final class UpstreamBoard {
         lock.lock();
         try {
             Status s = statusOf(upstream);
-            if (!s.probedOnce) {
-                s.probedOnce = true;
-                changed.signalAll();
-            }
+            firstProbeAnswered(s);
             if (s.passiveBecause == null) {
                 s.passiveBecause = probe + " answered " + status;
                 LOG.warn("upstream={} order={} does not serve its probe ({}): its health comes from its deliveries;"
@@ -441,11 +435,18 @@ public final class UpstreamBoard {
         try {
             Status s = statusOf(upstream);
             s.unprobed = true;
-            s.probedOnce = true;
             s.passiveBecause = "not probed (--upstream-probe " + upstream.order() + "=off)";
-            changed.signalAll();
+            firstProbeAnswered(s); // nothing to wait for
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Wakes the lanes that wait for an upstream's first probe to know what it speaks. */
+    private void firstProbeAnswered(Status s) {
+        if (!s.probedOnce) {
+            s.probedOnce = true;
+            changed.signalAll();
         }
     }
 

@@ -62,6 +62,14 @@ class RelayBatchDeliveryTest {
         void to(RunningRelay relay) throws Exception;
     }
 
+    /** Posts {@code count} events, {@code <name><i>} with the key {@code <name>-<i>}. */
+    private static void postKeyed(RunningRelay relay, String name, int count) throws Exception {
+        for (int i = 0; i < count; i++) {
+            post(relay, "/v1/ingest", event(name + i), "Content-Type", "application/json", "Idempotency-Key",
+                    name + "-" + i);
+        }
+    }
+
     /** Spools what {@code posts} sends, with no upstream to deliver it to, and stops that relay. */
     private void spooled(Posts posts) throws Exception {
         try (RunningRelay down = RunningRelay.start(dir.resolve("relay"), Map.of(), TUNING)) {
@@ -131,10 +139,7 @@ class RelayBatchDeliveryTest {
     @Test
     void anEntryTheCollectorRefusesGoesToDeadAloneAndTheOthersOfItsBatchAreArchived() throws Exception {
         spooled(relay -> {
-            for (int i = 0; i < 10; i++) {
-                post(relay, "/v1/ingest", event("ok" + i), "Content-Type", "application/json", "Idempotency-Key",
-                        "ok-" + i);
-            }
+            postKeyed(relay, "ok", 10);
             post(relay, "/v1/ingest", "{\"events\": [".getBytes(StandardCharsets.UTF_8), "Content-Type",
                     "application/json", "Idempotency-Key", "broken");
             post(relay, "/v1/nowhere", event("lost"), "Content-Type", "application/json", "Idempotency-Key", "nowhere");
@@ -239,12 +244,7 @@ class RelayBatchDeliveryTest {
 
     @Test
     void entriesABatchAnswersRetryablyMakeTheUpstreamWaitAndGoToTheNextUpstream() throws Exception {
-        spooled(relay -> {
-            for (int i = 0; i < 10; i++) {
-                post(relay, "/v1/ingest", event("busy" + i), "Content-Type", "application/json", "Idempotency-Key",
-                        "busy-" + i);
-            }
-        });
+        spooled(relay -> postKeyed(relay, "busy", 10));
         // A store that is busy: it takes each batch, and answers 503 for every entry in it.
         try (TestUpstream busy = TestUpstream.start().capabilities(RelayBatch.CAPABILITY)
                      .answer(r -> r.uri().equals(RelayBatch.PATH) ? eachAnswered(503, entriesIn(r))
