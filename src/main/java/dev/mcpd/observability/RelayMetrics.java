@@ -14,7 +14,7 @@ import java.util.function.ToDoubleFunction;
 /**
  * The relay's meters, read at scrape time from where the facts live — the spool, the upstream board, the
  * dead letters — so there is no second count to drift: every meter is a function of them. Names are Micrometer's
- * dotted form of the SPEC names ({@code mcpd.relay.accepted} is exported as {@code mcpd_relay_accepted_total}).
+ * dotted form of the metric names ({@code mcpd.relay.accepted} is exported as {@code mcpd_relay_accepted_total}).
  * Upstreams are labelled by URL without userinfo, so no secret reaches a label.
  */
 public final class RelayMetrics {
