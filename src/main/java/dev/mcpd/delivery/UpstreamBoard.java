@@ -37,6 +37,11 @@ public final class UpstreamBoard {
     /** Requests in flight to one upstream at most, unless {@code --max-in-flight} says otherwise. */
     public static final int DEFAULT_MAX_IN_FLIGHT = 256;
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Deliveries failed in a row, none of them a wait the upstream asked for, past which it is not up whatever its
+     * probes say: a probe that passes through a proxy to a healthy server says nothing of a path that takes nothing.
+     */
+    static final int FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES = 10;
 
     /**
      * What the board knows of one upstream; a copy, safe to read anywhere.
@@ -82,6 +87,8 @@ public final class UpstreamBoard {
         String passiveBecause;
         /** Not probed at all ({@code --upstream-probe N=off}): up while its deliveries do not fail. */
         boolean unprobed;
+        /** It named h2c but refused the HTTP/2 preface (an HTTP/1.1 proxy passed the name on): HTTP/1.1 from now. */
+        boolean prefaceRefused;
         boolean reportedUp;
         long delivered;
         long failedAttempts;
@@ -154,6 +161,9 @@ public final class UpstreamBoard {
     /** What the latest probe of {@code upstream} showed it speaks. */
     public void offers(Upstream upstream, UpstreamOffer offer) {
         Status s = statusOf(upstream);
+        if (s.prefaceRefused && offer.http2() == UpstreamOffer.Http2.PRIOR_KNOWLEDGE) {
+            offer = new UpstreamOffer(UpstreamOffer.Http2.NONE, offer.batches());
+        }
         if (!s.offer.equals(offer)) {
             LOG.info("upstream={} order={} http2={} batches={}", upstream.label(), upstream.order(),
                     offer.http2().name().toLowerCase(java.util.Locale.ROOT), offer.batches());
@@ -181,6 +191,25 @@ public final class UpstreamBoard {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * A connection opened with HTTP/2's preface (the upstream's probe answer named h2c) was not answered in HTTP/2:
+     * something in between speaks HTTP/1.1 only, such as a reverse proxy that passed an mcpd collector's answer on.
+     * Its requests go over HTTP/1.1 until the relay restarts; said once.
+     */
+    public void prefaceRefused(Upstream upstream, String cause) {
+        Status s = statusOf(upstream);
+        synchronized (s) {
+            if (s.prefaceRefused) {
+                return;
+            }
+            s.prefaceRefused = true;
+            s.offer = new UpstreamOffer(UpstreamOffer.Http2.NONE, s.offer.batches());
+        }
+        LOG.warn("upstream={} order={} refused the HTTP/2 preface ({}) though its probe answer named h2c: an HTTP/1.1"
+                + " proxy in between passes the name on; its requests go over HTTP/1.1 from now", upstream.label(),
+                upstream.order(), cause);
     }
 
     /** The HTTP version {@code upstream} answered with last ({@code h1}, {@code h2}). */
@@ -353,6 +382,11 @@ public final class UpstreamBoard {
                 LOG.warn("upstream={} order={} state=waiting for={}ms cause=\"{}\" consecutive_failures={}",
                         upstream.label(), upstream.order(), wait.toMillis(), cause, s.consecutiveFailures);
             }
+            if (deliveriesOutweighProbes(s) && s.reportedUp) {
+                s.reportedUp = false;
+                LOG.warn("upstream={} order={} state=down cause=\"{}\" failed_deliveries_in_a_row={}: whatever its"
+                        + " probes say", upstream.label(), upstream.order(), cause, s.consecutiveFailures);
+            }
             changed.signalAll();
             return wait;
         } finally {
@@ -472,7 +506,7 @@ public final class UpstreamBoard {
 
     private void markUp(Status s) {
         s.lastUp = clock.instant();
-        if (!s.reportedUp) {
+        if (!s.reportedUp && !deliveriesOutweighProbes(s)) {
             s.reportedUp = true;
             LOG.info("upstream={} order={} state=up", s.upstream.label(), s.upstream.order());
         }
@@ -486,7 +520,14 @@ public final class UpstreamBoard {
         }
     }
 
+    private static boolean deliveriesOutweighProbes(Status s) {
+        return s.consecutiveFailures >= FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES && !s.waitAskedFor;
+    }
+
     private boolean isUp(Status s, Instant now) {
+        if (deliveriesOutweighProbes(s)) {
+            return false;
+        }
         if (s.unprobed && s.consecutiveFailures == 0) {
             return true;
         }

@@ -1,6 +1,8 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.http.Http2Windows;
+import dev.mcpd.http.RootCause;
+import io.netty.handler.codec.http2.Http2Exception;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -74,12 +76,20 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
     public boolean process(Exchange exchange, AsyncCallback callback) {
         Upstream upstream = DeliveryExchange.upstream(exchange);
         OutgoingRequest out = DeliveryExchange.request(exchange);
-        Client client = clientFor(exchange.getContext(), upstream, board.offer(upstream).http2());
+        UpstreamOffer.Http2 http2 = board.offer(upstream).http2();
+        Client client = clientFor(exchange.getContext(), upstream, http2);
         RequestOptions options = new RequestOptions().setMethod(out.method()).setHost(upstream.host())
                 .setPort(upstream.port()).setSsl(upstream.tls()).setURI(DeliveryExchange.target(exchange))
                 .setHeaders(out.headers()).setIdleTimeout(timeout.toMillis());
-        client.context().runOnContext(unused -> send(client.http(), options, out.body(), upstream,
-                new Once(exchange, callback)));
+        Once done = new Once(exchange, callback);
+        if (http2 == UpstreamOffer.Http2.PRIOR_KNOWLEDGE && !upstream.tls()) {
+            done.onFailure(failure -> {
+                if (prefaceRefused(failure)) {
+                    board.prefaceRefused(upstream, RootCause.of(failure).getMessage());
+                }
+            });
+        }
+        client.context().runOnContext(unused -> send(client.http(), options, out.body(), upstream, done));
         return false;
     }
 
@@ -141,6 +151,16 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
                 body.length() == 0 ? UpstreamAnswer.NO_BODY : body.getBytes(), null)));
     }
 
+    /**
+     * The connection was answered in something other than HTTP/2 (Netty checks the server's first frame is its
+     * SETTINGS): an HTTP/1.1 server answers the preface with an HTTP/1.1 status line.
+     */
+    private static boolean prefaceRefused(Throwable failure) {
+        Throwable root = RootCause.of(failure);
+        return root instanceof Http2Exception && String.valueOf(root.getMessage())
+                .startsWith("First received frame was not SETTINGS");
+    }
+
     /** An answer larger than {@link #MAX_ANSWER_BYTES}: not one a collector gives. */
     static final class AnswerTooLarge extends java.io.IOException {
         AnswerTooLarge() {
@@ -157,6 +177,7 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
         private final AsyncCallback callback;
         private boolean finished;
         private Runnable onFinish;
+        private java.util.function.Consumer<Throwable> onFailure = failure -> { };
 
         Once(Exchange exchange, AsyncCallback callback) {
             this.exchange = exchange;
@@ -171,6 +192,10 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
             onFinish = action;
         }
 
+        void onFailure(java.util.function.Consumer<Throwable> action) {
+            onFailure = action;
+        }
+
         /** True when this was the first answer, the one the exchange carries. */
         boolean answer(UpstreamAnswer answer) {
             if (finished) {
@@ -179,6 +204,9 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
             finished = true;
             if (onFinish != null) {
                 onFinish.run();
+            }
+            if (answer.failure() != null) {
+                onFailure.accept(answer.failure());
             }
             DeliveryExchange.setAnswer(exchange, answer);
             callback.done(false);

@@ -153,6 +153,30 @@ class UpstreamBoardTest {
         assertEquals(Optional.of(secondary), board.firstReady());
     }
 
+    @Test
+    void anUpstreamWhoseDeliveriesFailManyTimesInARowIsNotUpHoweverItsProbesAnswer() {
+        for (int i = 1; i < UpstreamBoard.FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES; i++) {
+            board.probed(primary, OptionalInt.of(200), LATENCY);
+            board.failed(primary, "Http2Exception", OptionalInt.empty(), Optional.empty(), LATENCY);
+        }
+        assertTrue(view(primary).up(), "a few failed deliveries between good probes");
+        board.failed(primary, "Http2Exception", OptionalInt.empty(), Optional.empty(), LATENCY);
+        board.probed(primary, OptionalInt.of(200), LATENCY);
+        assertFalse(view(primary).up(), "its probes answer, its deliveries have not for many attempts");
+        assertFalse(board.anyUp());
+        board.delivered(primary, 200, LATENCY);
+        assertTrue(view(primary).up());
+    }
+
+    @Test
+    void waitsTheUpstreamAskedForDoNotOutweighItsProbes() {
+        for (int i = 0; i < UpstreamBoard.FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES; i++) {
+            failWith503(primary, Optional.of(Duration.ZERO));
+            board.probed(primary, OptionalInt.of(200), LATENCY);
+        }
+        assertTrue(view(primary).up(), "it answers, and asks for time: it is up");
+    }
+
     // --- order and choice ---------------------------------------------------------------------------------------
 
     @Test

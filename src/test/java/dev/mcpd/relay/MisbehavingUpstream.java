@@ -17,9 +17,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An upstream on a raw socket that starts an answer and does not finish it, as a broken proxy or a wedged server
- * does: the head of a 200 goes out at once, and then its body either never comes ({@link Ending#NEVER}) or comes a
- * byte at a time, each within any idle timeout ({@link Ending#DRIP}). Health checks ({@code GET}) and deliveries
+ * An upstream on a raw socket that misbehaves as a broken proxy or a wedged server does: the head of a 200 goes out
+ * at once, and then its body never comes ({@link Ending#NEVER}), comes a byte at a time, each within any idle timeout
+ * ({@link Ending#DRIP}), or is 1 GiB long ({@link Ending#HUGE}); or it names h2c and speaks HTTP/1.1 only, answering
+ * the HTTP/2 preface with a 400 ({@link Ending#AT_ONCE_NAMING_H2C}). Health checks ({@code GET}) and deliveries
  * ({@code POST}) are told apart, so either can misbehave while the other answers well.
  */
 final class MisbehavingUpstream implements AutoCloseable {
@@ -31,8 +32,20 @@ final class MisbehavingUpstream implements AutoCloseable {
         /** Never: one byte of a 1 MiB body, then nothing while the connection stays open. */
         NEVER,
         /** A byte every 200 ms of a 1 000-byte body: a pause never long enough for an idle timeout. */
-        DRIP
+        DRIP,
+        /** A 200 whose body is 1 GiB, sent as fast as it is read. */
+        HUGE,
+        /**
+         * A 200 naming {@code h2c} in {@code Mcpd-Capabilities}, as an HTTP/1.1 reverse proxy passes an mcpd
+         * collector's probe answer through; the proxy itself speaks HTTP/1.1 only.
+         */
+        AT_ONCE_NAMING_H2C
     }
+
+    /** What an HTTP/1.1 server such as nginx answers to the HTTP/2 connection preface. */
+    private static final String PREFACE_REFUSED = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n"
+            + "Connection: close\r\n\r\n";
+    private static final long ONE_GIB = 1L << 30;
 
     private static final Duration DRIP_PAUSE = Duration.ofMillis(200);
 
@@ -42,6 +55,7 @@ final class MisbehavingUpstream implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private final AtomicInteger checksAsked = new AtomicInteger();
     private final AtomicInteger deliveriesAsked = new AtomicInteger();
+    private final AtomicInteger prefacesRefused = new AtomicInteger();
     private volatile boolean closed;
 
     private MisbehavingUpstream(Ending checks, Ending deliveries) throws IOException {
@@ -73,6 +87,11 @@ final class MisbehavingUpstream implements AutoCloseable {
         return deliveriesAsked.get();
     }
 
+    /** Connections that opened with the HTTP/2 preface, answered 400 and closed. */
+    int prefacesRefused() {
+        return prefacesRefused.get();
+    }
+
     private void accept() {
         while (!closed) {
             try {
@@ -94,6 +113,12 @@ final class MisbehavingUpstream implements AutoCloseable {
                 if (head == null) {
                     return;
                 }
+                if (head.startsWith("PRI * HTTP/2.0")) {
+                    prefacesRefused.incrementAndGet();
+                    out.write(PREFACE_REFUSED.getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                    return;
+                }
                 in.readNBytes(contentLength(head));
                 boolean check = head.startsWith("GET ");
                 (check ? checksAsked : deliveriesAsked).incrementAndGet();
@@ -108,6 +133,20 @@ final class MisbehavingUpstream implements AutoCloseable {
         switch (ending) {
             case AT_ONCE -> {
                 out.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            }
+            case AT_ONCE_NAMING_H2C -> {
+                out.write(("HTTP/1.1 200 OK\r\nMcpd-Capabilities: h2c\r\nContent-Length: 0\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            }
+            case HUGE -> {
+                out.write(("HTTP/1.1 200 OK\r\nContent-Length: " + ONE_GIB + "\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                byte[] chunk = new byte[64 * 1024];
+                for (long sent = 0; sent < ONE_GIB && !closed; sent += chunk.length) {
+                    out.write(chunk); // blocks while the relay does not read; fails once it closes
+                }
                 out.flush();
             }
             case NEVER -> {

@@ -14,9 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Upstreams that begin an answer and do not finish it. A health check is bounded as a whole, not only its head, and
- * never holds up the checks of the other upstreams; a delivery's whole answer must come within the delivery timeout
- * of the request, or the entry goes to the next upstream.
+ * Upstreams that misbehave. A health check is bounded as a whole, not only its head, and never holds up the checks of
+ * the other upstreams; a delivery's whole answer must come within the delivery timeout of the request, and be no
+ * larger than the cap, or the entry goes to the next upstream; an upstream that names h2c but speaks HTTP/1.1 is
+ * spoken HTTP/1.1.
  */
 class MisbehavingUpstreamTest {
 
@@ -68,6 +69,45 @@ class MisbehavingUpstreamTest {
                     .contains("order=1 state=waiting") && e.getFormattedMessage()
                     .contains("no whole answer within 1000 ms of the request")), "the first upstream waits, timed out");
             assertEquals(1, healthy.received().size(), "delivered once, by the second upstream");
+        }
+    }
+
+    @Test
+    void anAnswerLargerThanTheCapFailsRetryablyAndTheEntryGoesToTheNextUpstream() throws Exception {
+        try (MisbehavingUpstream huge = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE,
+                     MisbehavingUpstream.Ending.HUGE);
+             TestUpstream healthy = TestUpstream.start();
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay(DeliveryTest.FAST, Map.of(), huge.url() + "," + healthy.url())) {
+            String body = HealthCheckTest.post(relay);
+            await().atMost(PATIENCE).until(() -> HealthCheckTest.got(healthy, body));
+            assertTrue(huge.deliveriesAsked() >= 1, "the first upstream was tried first");
+            assertTrue(log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
+                    .contains("order=1 state=waiting") && e.getFormattedMessage()
+                    .contains("answer larger than 1024 KiB")), "the first upstream waits, its answer too large");
+            assertEquals(1, healthy.received().size(), "delivered once, by the second upstream");
+        }
+    }
+
+    @Test
+    void anHttp11ProxyThatPassesOnH2cIsSpokenHttp11AfterItRefusesThePrefaceAndTakesTheEntries() throws Exception {
+        try (MisbehavingUpstream proxy = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE_NAMING_H2C,
+                     MisbehavingUpstream.Ending.AT_ONCE);
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay(HealthCheckTest.TUNING, HealthCheckTest.options(), proxy.url().toString())) {
+            HealthCheckTest.post(relay);
+            await().atMost(PATIENCE).until(() -> proxy.deliveriesAsked() == 1);
+            assertTrue(proxy.prefacesRefused() >= 1, "told h2c, the relay tried it first");
+            int refused = proxy.prefacesRefused();
+            HealthCheckTest.post(relay);
+            await().atMost(PATIENCE).until(() -> proxy.deliveriesAsked() == 2);
+            assertEquals(refused, proxy.prefacesRefused(), "once fallen back, it stays on HTTP/1.1");
+            assertEquals(1, log.events("dev.mcpd.delivery", Level.WARN).stream()
+                    .filter(e -> e.getFormattedMessage().contains("order=1 refused the HTTP/2 preface")).count(),
+                    "the fallback is said once");
+            JsonNode upstream = HealthCheckTest.upstream(relay, 1);
+            assertEquals("h1", upstream.get("protocol").asText(), upstream.toString());
+            await().atMost(PATIENCE).until(() -> HealthCheckTest.upstream(relay, 1).get("delivered").asLong() == 2);
         }
     }
 }
