@@ -17,6 +17,9 @@ import java.util.function.LongPredicate;
  */
 public final class ShipmentPacker {
 
+    /** Bodies smaller than this are not sent as a batch of one for the sake of compression. */
+    static final int WORTH_COMPRESSING = 1024;
+
     private final int maxEntries;
     private final long maxBytes;
     private final boolean relayPresentsOwnKey;
@@ -64,8 +67,20 @@ public final class ShipmentPacker {
         return shipments;
     }
 
+    /**
+     * A lone entry of at least {@link #WORTH_COMPRESSING} bytes, not compressed by its sender, travels as a batch of
+     * one: the framing is gzipped on the wire when that saves a tenth, and the collector keeps the bytes the sender
+     * sent, with their own encoding. A smaller one saves less than the framing costs.
+     */
     private static Shipment shipmentOf(List<SpoolEntry> group) {
-        return group.size() == 1 ? Shipment.single(group.get(0)) : Shipment.batchOf(group);
+        if (group.size() > 1) {
+            return Shipment.batchOf(group);
+        }
+        SpoolEntry entry = group.get(0);
+        String encoding = entry.request().contentEncoding();
+        boolean identity = encoding.isEmpty() || encoding.equalsIgnoreCase("identity");
+        return identity && entry.request().body().length >= WORTH_COMPRESSING ? Shipment.batchOf(group)
+                : Shipment.single(entry);
     }
 
     private String credentialOf(SpoolEntry entry) {
