@@ -1,10 +1,13 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.http.Otlp;
+import dev.mcpd.http.RateLimitedLog;
 import dev.mcpd.spool.SpoolEntry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
@@ -15,19 +18,26 @@ import org.slf4j.LoggerFactory;
  * What the final attempt means for each entry of the shipment: delivered (a 2xx), refused for good (a permanent
  * status, for the request or — in a relay batch — for that entry alone: it goes to dead/), or, for an entry of a batch
  * the upstream answered retryably for itself, given back to the spool. The route then keeps the refused ones in dead/
- * and hands each delivered one to the operators' extension point. An OTLP 200 that reports rejected items is a
- * delivery — the OTLP specification forbids retrying it — and the rejected count is logged.
+ * and hands each delivered one to the operators' extension point; every entry of a merged OTLP request is delivered
+ * with it. An OTLP 200 that reports rejected items is a delivery — the OTLP specification forbids retrying it — and
+ * the rejected items are counted ({@link RejectedItems}) and logged.
  */
 public final class DeliveryOutcome implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
 
+    private static final RateLimitedLog PARTIAL = new RateLimitedLog(LOG, Duration.ofSeconds(10));
+    /** What of an upstream's partial-success message a log line keeps. */
+    private static final int MAX_MESSAGE = 200;
+
     private final StatusPolicy statuses;
     private final EntryFates fates;
+    private final RejectedItems rejectedItems;
 
-    public DeliveryOutcome(StatusPolicy statuses, EntryFates fates) {
+    public DeliveryOutcome(StatusPolicy statuses, EntryFates fates, RejectedItems rejectedItems) {
         this.statuses = statuses;
         this.fates = fates;
+        this.rejectedItems = rejectedItems;
     }
 
     @Override
@@ -56,13 +66,12 @@ public final class DeliveryOutcome implements Processor {
         } else if (attempt.kind() == Attempt.Kind.PERMANENT) {
             refused.add(new Refused(shipment.first(), PermanentRefusal.refusedBy(attempt, answerType)));
         } else {
-            delivered.add(shipment.first());
-            fates.delivered(shipment.first().seq(), attempt.status().orElse(200), orEmpty(answerType),
-                    attempt.answer());
-            PartialSuccess.of(answerType, attempt.answer())
-                    .ifPresent(partial -> LOG.warn("delivered seq={} upstream={} with rejected={} message=\"{}\"",
-                            shipment.first().seq(), attempt.upstream().label(), partial.rejected(),
-                            partial.message()));
+            // One entry, or a merge: a sender that waits for its entry gets the answer to the request that carried it.
+            for (SpoolEntry entry : shipment.entries()) {
+                delivered.add(entry);
+                fates.delivered(entry.seq(), attempt.status().orElse(200), orEmpty(answerType), attempt.answer());
+            }
+            PartialSuccess.of(answerType, attempt.answer()).ifPresent(partial -> rejected(shipment, attempt, partial));
         }
         if (!again.isEmpty()) {
             LOG.warn("upstream={} answered {} entries of a batch retryably: they go back to the spool",
@@ -71,6 +80,19 @@ public final class DeliveryOutcome implements Processor {
         exchange.setProperty(DeliveryExchange.DELIVERED, delivered);
         exchange.setProperty(DeliveryExchange.REFUSED, refused);
         DeliveryExchange.setAgain(exchange, again);
+    }
+
+    /** Items an upstream took the request for and rejected: counted by signal, logged at most every 10 s. */
+    private void rejected(Shipment shipment, Attempt attempt, PartialSuccess partial) {
+        Upstream upstream = attempt.upstream();
+        Optional<OtlpMerge.Signal> signal = OtlpMerge.Signal.ofPath(shipment.first().request().target());
+        signal.ifPresent(s -> rejectedItems.add(upstream, s, partial.rejected()));
+        String message = partial.message().length() > MAX_MESSAGE ? partial.message().substring(0, MAX_MESSAGE) + "…"
+                : partial.message();
+        PARTIAL.warn("partial-success", "upstream=" + upstream.label() + " order=" + upstream.order() + " signal="
+                + signal.map(OtlpMerge.Signal::label).orElse("none") + " rejected=" + partial.rejected()
+                + " of a request of " + shipment.size() + " entries (seq=" + shipment.first().seq()
+                + "…): delivered, never sent again; message=\"" + message + "\"");
     }
 
     /**

@@ -4,24 +4,42 @@ import dev.mcpd.spool.SpoolEntry;
 import java.util.List;
 
 /**
- * What one delivery exchange carries: one spool entry sent as it was received, or a relay batch of entries that
- * share a credential ({@link #batch()}), sent in one request to an mcpd collector that takes batches.
+ * What one delivery exchange carries: one spool entry sent as it was received; a relay batch of entries that share a
+ * credential, sent in one request to an mcpd collector that takes batches; or OTLP entries of one signal, content type
+ * and credential merged into one export request ({@link #mergedBody()}) for an upstream that takes no batches.
  */
-record Shipment(List<SpoolEntry> entries, boolean batch) {
+record Shipment(List<SpoolEntry> entries, Kind kind, byte[] mergedBody) {
+
+    enum Kind { SINGLE, BATCH, MERGE }
 
     Shipment {
         entries = List.copyOf(entries);
-        if (entries.isEmpty() || !batch && entries.size() != 1) {
-            throw new IllegalArgumentException("a shipment is one entry, or a batch of at least one");
+        if (entries.isEmpty() || kind == Kind.SINGLE && entries.size() != 1 || kind == Kind.MERGE
+                && (entries.size() < 2 || mergedBody == null)) {
+            throw new IllegalArgumentException("a shipment is one entry, a batch of at least one, or a merge of two"
+                    + " or more");
         }
     }
 
     static Shipment single(SpoolEntry entry) {
-        return new Shipment(List.of(entry), false);
+        return new Shipment(List.of(entry), Kind.SINGLE, null);
     }
 
     static Shipment batchOf(List<SpoolEntry> entries) {
-        return new Shipment(entries, true);
+        return new Shipment(entries, Kind.BATCH, null);
+    }
+
+    /** @param body the one export request the entries' bodies make, decoded (not yet compressed for the wire) */
+    static Shipment mergeOf(List<SpoolEntry> entries, byte[] body) {
+        return new Shipment(entries, Kind.MERGE, body);
+    }
+
+    boolean batch() {
+        return kind == Kind.BATCH;
+    }
+
+    boolean merge() {
+        return kind == Kind.MERGE;
     }
 
     SpoolEntry first() {

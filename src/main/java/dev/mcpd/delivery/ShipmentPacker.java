@@ -5,15 +5,19 @@ import dev.mcpd.spool.SpoolEntry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.function.LongPredicate;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.LongToIntFunction;
 
 /**
- * Packs entries taken from the spool, oldest first, into shipments for an upstream that takes relay batches: entries
- * that share a credential travel together (two senders' keys never share a request), in the order taken, up to
- * {@code --batch-max-entries} and {@code --batch-max-bytes} per batch. An entry travels alone when it is larger than
- * a batch may be, cannot be framed (a method other than POST, a target that does not parse), or was marked to go
- * alone ({@code alone}: its batch was refused as a whole, or was sent where batches are not taken).
+ * Packs entries taken from the spool, oldest first, into shipments: for an upstream that takes relay batches, entries
+ * that share a credential travel together ({@link #pack}); for any other, OTLP export requests of one signal, content
+ * type and credential are merged into one ({@link #merge}). Two senders' keys never share a request; entries keep the
+ * order taken; a shipment holds at most {@code --batch-max-entries} entries and {@code --batch-max-bytes} of bodies
+ * (decoded, for a merge). An entry travels alone when it is larger than that, cannot be framed or merged, or may share
+ * a request with few others or none ({@code atMost}: its batch or merge was refused as a whole).
  */
 public final class ShipmentPacker {
 
@@ -30,6 +34,7 @@ public final class ShipmentPacker {
         this.relayPresentsOwnKey = relayPresentsOwnKey;
     }
 
+    /** Whether entries share requests at all: {@code --batch-max-entries 1} turns batches and merges off. */
     boolean batching() {
         return maxEntries > 1;
     }
@@ -42,29 +47,51 @@ public final class ShipmentPacker {
         return maxBytes;
     }
 
-    List<Shipment> pack(List<SpoolEntry> taken, LongPredicate alone) {
-        List<Shipment> shipments = new ArrayList<>();
-        Map<String, List<SpoolEntry>> open = new LinkedHashMap<>();
-        Map<String, Long> openBytes = new LinkedHashMap<>();
+    /**
+     * Shipments for an upstream that takes relay batches.
+     *
+     * @param atMost how many entries the request that carries an entry may hold, by its sequence number
+     */
+    List<Shipment> pack(List<SpoolEntry> taken, LongToIntFunction atMost) {
+        Grouping grouping = new Grouping(ShipmentPacker::batchOf);
         for (SpoolEntry entry : taken) {
             long size = entry.request().body().length;
-            if (!batching() || size > maxBytes || alone.test(entry.seq()) || !frameable(entry)) {
-                shipments.add(Shipment.single(entry));
-                continue;
+            int limit = limitOf(entry, atMost);
+            if (limit <= 1 || size > maxBytes || !frameable(entry)) {
+                grouping.alone(entry);
+            } else {
+                grouping.add(credentialOf(entry), entry, size, limit, null);
             }
-            String credential = credentialOf(entry);
-            List<SpoolEntry> group = open.computeIfAbsent(credential, unused -> new ArrayList<>());
-            if (!group.isEmpty() && (group.size() == maxEntries || openBytes.get(credential) + size > maxBytes)) {
-                shipments.add(shipmentOf(group));
-                group = new ArrayList<>();
-                open.put(credential, group);
-                openBytes.put(credential, 0L);
-            }
-            group.add(entry);
-            openBytes.merge(credential, size, Long::sum);
         }
-        open.values().stream().filter(group -> !group.isEmpty()).forEach(group -> shipments.add(shipmentOf(group)));
-        return shipments;
+        return grouping.shipments();
+    }
+
+    /** Shipments for an upstream that takes no relay batches: OTLP entries merged, every other one alone. */
+    List<Shipment> merge(List<SpoolEntry> taken, LongToIntFunction atMost) {
+        Grouping grouping = new Grouping(ShipmentPacker::mergeOf);
+        for (SpoolEntry entry : taken) {
+            int limit = limitOf(entry, atMost);
+            Optional<OtlpMerge.Part> part = limit > 1 ? OtlpMerge.partOf(entry.request(), maxBytes)
+                    : Optional.empty();
+            if (part.isEmpty()) {
+                grouping.alone(entry);
+            } else {
+                String key = part.get().signal() + "\n" + entry.request().contentType().toLowerCase(Locale.ROOT)
+                        + "\n" + credentialOf(entry);
+                grouping.add(key, entry, part.get().bytes().length, limit, part.get());
+            }
+        }
+        return grouping.shipments();
+    }
+
+    /** Whether {@code entry} is one {@link #merge} may put with others. */
+    boolean mergeable(SpoolEntry entry) {
+        return batching() && OtlpMerge.Signal.of(entry.request().target()).isPresent()
+                && OtlpMerge.formatOf(entry.request().contentType()).isPresent();
+    }
+
+    private int limitOf(SpoolEntry entry, LongToIntFunction atMost) {
+        return batching() ? Math.min(maxEntries, atMost.applyAsInt(entry.seq())) : 1;
     }
 
     /**
@@ -72,15 +99,21 @@ public final class ShipmentPacker {
      * one: the framing is gzipped on the wire when that saves a tenth, and the collector keeps the bytes the sender
      * sent, with their own encoding. A smaller one saves less than the framing costs.
      */
-    private static Shipment shipmentOf(List<SpoolEntry> group) {
-        if (group.size() > 1) {
-            return Shipment.batchOf(group);
+    private static Shipment batchOf(Group group) {
+        if (group.entries.size() > 1) {
+            return Shipment.batchOf(group.entries);
         }
-        SpoolEntry entry = group.get(0);
+        SpoolEntry entry = group.entries.get(0);
         String encoding = entry.request().contentEncoding();
         boolean identity = encoding.isEmpty() || encoding.equalsIgnoreCase("identity");
-        return identity && entry.request().body().length >= WORTH_COMPRESSING ? Shipment.batchOf(group)
+        return identity && entry.request().body().length >= WORTH_COMPRESSING ? Shipment.batchOf(group.entries)
                 : Shipment.single(entry);
+    }
+
+    /** A merge of two or more; one entry goes as it was received. */
+    private static Shipment mergeOf(Group group) {
+        return group.entries.size() == 1 ? Shipment.single(group.entries.get(0))
+                : Shipment.mergeOf(group.entries, OtlpMerge.merged(group.parts));
     }
 
     private String credentialOf(SpoolEntry entry) {
@@ -99,6 +132,53 @@ public final class ShipmentPacker {
             return true;
         } catch (RequestTarget.InvalidTarget e) {
             return false;
+        }
+    }
+
+    private static final class Group {
+        final List<SpoolEntry> entries = new ArrayList<>();
+        final List<OtlpMerge.Part> parts = new ArrayList<>();
+        long bytes;
+        int limit = Integer.MAX_VALUE;
+    }
+
+    /** Open groups by what their entries share; a group closes when the next entry would overfill it. */
+    private final class Grouping {
+        private final Function<Group, Shipment> shipmentOf;
+        private final List<Shipment> shipments = new ArrayList<>();
+        private final Map<String, Group> open = new LinkedHashMap<>();
+
+        Grouping(Function<Group, Shipment> shipmentOf) {
+            this.shipmentOf = shipmentOf;
+        }
+
+        void alone(SpoolEntry entry) {
+            shipments.add(Shipment.single(entry));
+        }
+
+        void add(String key, SpoolEntry entry, long size, int limit, OtlpMerge.Part part) {
+            Group group = open.get(key);
+            if (group != null && (group.entries.size() >= Math.min(group.limit, limit)
+                    || group.bytes + size > maxBytes)) {
+                shipments.add(shipmentOf.apply(group));
+                group = null;
+            }
+            if (group == null) {
+                group = new Group();
+                open.put(key, group);
+            }
+            group.entries.add(entry);
+            if (part != null) {
+                group.parts.add(part);
+            }
+            group.bytes += size;
+            group.limit = Math.min(group.limit, limit);
+        }
+
+        List<Shipment> shipments() {
+            open.values().forEach(group -> shipments.add(shipmentOf.apply(group)));
+            open.clear();
+            return shipments;
         }
     }
 }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongToIntFunction;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Processor;
@@ -48,8 +50,11 @@ final class SpoolConsumer extends DefaultConsumer {
     private final long maxBodyBytes;
     private final UpstreamBoard board;
     private final ShipmentPacker packer;
-    /** Entries whose batch could not go as one: each travels alone next time. Taken out when they are. */
-    private final Set<Long> alone = ConcurrentHashMap.newKeySet();
+    /**
+     * Entries whose batch or merge could not go as one, and how many entries the request that carries each may hold
+     * next time (1: alone). Taken out when they are packed.
+     */
+    private final Map<Long, Integer> atMost = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private ExecutorService lanes;
     private ScheduledExecutorService later;
@@ -120,13 +125,17 @@ final class SpoolConsumer extends DefaultConsumer {
         return entry;
     }
 
-    /** The entry alone, or — when the first ready upstream takes batches — with those waiting behind it, packed. */
+    /**
+     * The entry alone, or with those waiting behind it, packed: in relay batches when the first ready upstream takes
+     * them, else — when the entry is an OTLP export request — in merged requests.
+     */
     private List<Shipment> shipmentsFrom(SpoolEntry first) throws InterruptedException, IOException {
         Optional<Upstream> ready = board.firstReady();
         boolean batches = packer.batching() && ready.isPresent()
                 && board.offerOnceProbed(ready.get(), UpstreamProbe.FIRST_ANSWER_WAIT).batches();
-        if (!batches || alone.contains(first.seq())) {
-            alone.remove(first.seq());
+        boolean merges = ready.isPresent() && !batches && packer.mergeable(first);
+        if (!batches && !merges || atMost.getOrDefault(first.seq(), Integer.MAX_VALUE) <= 1) {
+            atMost.remove(first.seq());
             return List.of(Shipment.single(first));
         }
         List<SpoolEntry> taken = new ArrayList<>(List.of(first));
@@ -139,8 +148,9 @@ final class SpoolConsumer extends DefaultConsumer {
             taken.add(next.get());
             bytes += next.get().request().body().length;
         }
-        List<Shipment> shipments = packer.pack(taken, alone::contains);
-        taken.forEach(entry -> alone.remove(entry.seq()));
+        LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
+        List<Shipment> shipments = batches ? packer.pack(taken, limits) : packer.merge(taken, limits);
+        taken.forEach(entry -> atMost.remove(entry.seq()));
         return shipments;
     }
 
@@ -194,9 +204,12 @@ final class SpoolConsumer extends DefaultConsumer {
             budget.give(shipment.bytes());
             Exception failure = exchange.getException();
             if (failure instanceof SendAlone) {
-                shipment.entries().forEach(entry -> alone.add(entry.seq()));
+                shipment.entries().forEach(entry -> atMost.put(entry.seq(), 1));
+            } else if (failure instanceof SplitMerge split) {
+                shipment.entries().forEach(entry -> atMost.put(entry.seq(), split.atMost()));
             }
-            if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped || failure instanceof SendAlone) {
+            if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped || failure instanceof SendAlone
+                    || failure instanceof SplitMerge) {
                 releaseAll();
                 return;
             }

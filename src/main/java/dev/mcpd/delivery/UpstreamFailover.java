@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.http.RateLimitedLog;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RequestTarget;
 import dev.mcpd.http.RootCause;
@@ -39,6 +40,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
 
     private static final Logger LOG = LoggerFactory.getLogger(UpstreamFailover.class);
     private static final Duration STOP_CHECK = Duration.ofMillis(250);
+    private static final RateLimitedLog SPLITS = new RateLimitedLog(LOG, Duration.ofSeconds(10));
     /**
      * The upstreams each entry has failed on, while it moves between them. Entries out or given back are few (lanes
      * plus windows); the bound only guards against a leak, and forgetting costs at most one extra attempt.
@@ -77,6 +79,10 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                 if (shipment.batch() && !board.offer(upstream).batches()) {
                     return finish(exchange, new SendAlone(upstream.label() + " takes no relay batches"), callback);
                 }
+                if (shipment.merge() && board.offer(upstream).batches()) {
+                    // An mcpd collector keeps every entry's own key: the entries go to it alone, or batched.
+                    return finish(exchange, new SendAlone(upstream.label() + " takes relay batches"), callback);
+                }
                 Optional<UpstreamWindow.Slot> place = board.window(upstream).acquire();
                 if (place.isPresent()) {
                     slot = place.get();
@@ -88,10 +94,10 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             }
         } catch (DeliveryStopped e) {
             if (!stopping(exchange) && expiry.anyExpired(shipment)) {
-                // Waited for an upstream past --spool-max-age: a lone entry goes to dead/ as expired; a batch's go
-                // back to the spool, where the expiry sweep (or a lane, once an upstream is ready) takes them.
+                // Waited for an upstream past --spool-max-age: a lone entry goes to dead/ as expired; those of a batch or
+                // merge go back to the spool, where the expiry sweep (or a lane, once an upstream is ready) takes them.
                 triedBySeq.remove(seq);
-                return finish(exchange, shipment.batch() ? e : expiry.refusal(shipment.first()), callback);
+                return finish(exchange, shipment.size() > 1 ? e : expiry.refusal(shipment.first()), callback);
             }
             return finish(exchange, e, callback);
         } catch (InterruptedException e) {
@@ -148,6 +154,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         if (unbuildable.isPresent()) {
             slot.unused();
             triedBySeq.remove(seq);
+            if (shipment.size() > 1) {
+                throw new SendAlone(upstream.label() + ": " + unbuildable.get()); // each entry gets its own verdict
+            }
             throw PermanentRefusal.unsendable(upstream.label(), unbuildable.get());
         }
         Attempt attempt = attemptOf(upstream, answer, latency);
@@ -178,6 +187,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), 0);
             throw new SendAlone(upstream.label() + " refused the batch with " + attempt.cause());
         }
+        if (shipment.merge() && attempt.kind() == Attempt.Kind.PERMANENT) {
+            throw splitOrAlone(upstream, shipment, attempt);
+        }
         if (batchAnswer.isPresent()) {
             long archived = batchAnswer.get().entries().stream().filter(e -> e.status() / 100 == 2).count();
             if (archived > 0) {
@@ -191,11 +203,32 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             waitForRetryableEntries(upstream, shipment, batchAnswer.get(), answer, attempt.latency());
             DeliveryExchange.setBatchAnswer(exchange, batchAnswer.get());
         } else if (attempt.kind() == Attempt.Kind.DELIVERED) {
-            board.delivered(upstream, attempt.status().getAsInt(), attempt.latency());
+            board.delivered(upstream, attempt.status().getAsInt(), attempt.latency(), shipment.size());
         } else {
             board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
         }
         DeliveryExchange.setAttempt(exchange, attempt);
+    }
+
+    /**
+     * A merged request refused for good: which of its entries is refused, it does not say. A refused credential
+     * concerns them all, so each goes alone at once; any other refusal splits the merge in halves, tried apart, until
+     * the refused entries travel alone and get their own answers.
+     */
+    private RuntimeException splitOrAlone(Upstream upstream, Shipment shipment, Attempt attempt) {
+        int status = attempt.status().getAsInt();
+        board.refusedPermanently(upstream, status, attempt.latency(), 0);
+        String why = upstream.label() + " refused a merge of " + shipment.size() + " entries with " + status;
+        if (status == 401 || status == 403 || status == 407) {
+            SPLITS.warn("merge-credential", "upstream=" + upstream.label() + " order=" + upstream.order()
+                    + " refused a merged request of " + shipment.size() + " entries with " + status
+                    + ": each goes alone");
+            return new SendAlone(why);
+        }
+        SPLITS.warn("merge-split", "upstream=" + upstream.label() + " order=" + upstream.order()
+                + " refused a merged request of " + shipment.size() + " entries with " + status
+                + ": its halves are tried apart until the refused entries travel alone");
+        return new SplitMerge(why, shipment.size());
     }
 
     /**

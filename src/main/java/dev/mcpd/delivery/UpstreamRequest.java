@@ -5,6 +5,11 @@ import dev.mcpd.http.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
 import io.vertx.core.buffer.Buffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import io.vertx.core.MultiMap;
@@ -17,9 +22,10 @@ import org.apache.camel.Processor;
  * Turns a spool entry into the request that goes upstream: the stored method, content type, content
  * encoding and body bytes unchanged; the entry's {@code Idempotency-Key}; and a credential — the relay's own
  * {@code --upstream-key} as a Bearer token, else the sender's stored {@code Authorization} / {@code x-mcpd-key}.
- * No other header goes out: nothing hop-by-hop or Camel-internal, and no inbound header chooses the destination. A batch goes as one request in the relay-batch framing ({@link RelayBatch}): every entry's method,
- * target, content type, content encoding, idempotency key, receive time and body bytes, gzip-compressed when that
- * saves a tenth or more, with the credential its entries share.
+ * No other header goes out: nothing hop-by-hop or Camel-internal, and no inbound header chooses the destination.
+ * A batch goes as one request in the relay-batch framing ({@link RelayBatch}): every entry's method, target, content
+ * type, content encoding, idempotency key, receive time and body bytes, with the credential its entries share. A
+ * merge goes as one OTLP export request ({@link OtlpMerge}). Both are gzip-compressed when that saves a tenth or more.
  */
 public final class UpstreamRequest implements Processor {
 
@@ -27,6 +33,8 @@ public final class UpstreamRequest implements Processor {
     static final String USER_AGENT = "mcpd-relay";
     /** Names no upstream in a dead letter of an entry no request could be made of. */
     static final String NOT_SENT = "(not sent)";
+    /** How the key of a merged OTLP request begins; a digest of its entries' keys follows. */
+    static final String MERGE_KEY_PREFIX = "relay-merge-";
     /** The methods an HTTP client sends. Ingest stores only POST; another is an entry of a damaged or foreign spool. */
     private static final Set<String> SENDABLE = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH",
             "TRACE");
@@ -42,6 +50,10 @@ public final class UpstreamRequest implements Processor {
         Shipment shipment = DeliveryExchange.shipment(exchange);
         if (shipment.batch()) {
             DeliveryExchange.setRequest(exchange, batch(shipment));
+            return;
+        }
+        if (shipment.merge()) {
+            DeliveryExchange.setRequest(exchange, merged(shipment));
             return;
         }
         SpoolRequest request = shipment.first().request();
@@ -78,10 +90,40 @@ public final class UpstreamRequest implements Processor {
                 .map(r -> new RelayBatch.Entry(r.method(), r.target(), r.contentType(), r.contentEncoding(),
                         r.idempotencyKey(), r.receivedAtMillis(), r.body())).toList());
         headers.set("Content-Type", RelayBatch.CONTENT_TYPE);
-        Optional<byte[]> gzipped = RelayBatch.gzipped(framing);
+        return compressed(headers, framing);
+    }
+
+    /**
+     * One OTLP export request of the merged entries, with the content type and credential they share and a key of
+     * its own: {@code relay-merge-} and a digest of their keys in order, the same for the same entries sent again.
+     */
+    private OutgoingRequest merged(Shipment shipment) {
+        MultiMap headers = HttpHeaders.headers().set("User-Agent", USER_AGENT);
+        credential(headers, shipment.first().request());
+        headers.set("Idempotency-Key", mergeKey(shipment.entries()));
+        headers.set("Content-Type", shipment.first().request().contentType());
+        return compressed(headers, shipment.mergedBody());
+    }
+
+    static String mergeKey(List<SpoolEntry> entries) {
+        MessageDigest sha256;
+        try {
+            sha256 = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+        for (SpoolEntry entry : entries) {
+            sha256.update(entry.request().idempotencyKey().getBytes(StandardCharsets.UTF_8));
+            sha256.update((byte) '\n');
+        }
+        return MERGE_KEY_PREFIX + HexFormat.of().formatHex(sha256.digest());
+    }
+
+    private static OutgoingRequest compressed(MultiMap headers, byte[] body) {
+        Optional<byte[]> gzipped = WireGzip.ifItSavesATenth(body);
         if (gzipped.isPresent()) {
             headers.set("Content-Encoding", "gzip");
         }
-        return new OutgoingRequest(HttpMethod.POST, headers, Buffer.buffer(gzipped.orElse(framing)));
+        return new OutgoingRequest(HttpMethod.POST, headers, Buffer.buffer(gzipped.orElse(body)));
     }
 }

@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.GZIPInputStream;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * The framing in which a relay sends several spooled requests to an mcpd collector in one HTTP request, version 1
@@ -89,18 +88,6 @@ public final class RelayBatch {
             throw new UncheckedIOException(e);
         }
         return bytes.toByteArray();
-    }
-
-    /** {@code framing} gzip-compressed, when that saves at least a tenth of it. */
-    public static java.util.Optional<byte[]> gzipped(byte[] framing) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(framing.length / 2 + 64);
-        try (GZIPOutputStream zip = new GZIPOutputStream(bytes, 64 * 1024)) {
-            zip.write(framing);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.size() <= framing.length * 9L / 10 ? java.util.Optional.of(bytes.toByteArray())
-                : java.util.Optional.empty();
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.mcpd.observability;
 
+import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.spool.DeadLetters;
@@ -23,7 +24,7 @@ public final class RelayMetrics {
     }
 
     public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters,
-                            SpoolExpiry expiry, InstantSource clock) {
+                            SpoolExpiry expiry, RejectedItems rejectedItems, InstantSource clock) {
         FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
                 .description("Requests written to the spool").register(registry);
         FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
@@ -54,6 +55,13 @@ public final class RelayMetrics {
         for (var upstream : board.upstreams()) {
             Tags tags = Tags.of("upstream", upstream.label(), "order", Integer.toString(upstream.order()));
             int index = upstream.order() - 1;
+            for (String signal : RejectedItems.signals()) {
+                FunctionCounter.builder("mcpd.relay.upstream.rejected.items", rejectedItems,
+                                r -> r.count(upstream.order(), signal))
+                        .description("Spans, data points or log records an upstream took the request for but rejected"
+                                + " (OTLP partial success): delivered, never sent again")
+                        .tags(tags.and("signal", signal)).register(registry);
+            }
             FunctionCounter.builder("mcpd.relay.delivered", board, viewOf(index, v -> v.delivered()))
                     .description("Requests an upstream accepted").tags(tags).register(registry);
             FunctionCounter.builder("mcpd.relay.upstream.requests", board, viewOf(index, v -> v.requests()))

@@ -12,6 +12,7 @@ import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.ShipmentPacker;
+import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.SpoolExpiry;
@@ -70,6 +71,7 @@ public final class RelayBeans implements AutoCloseable {
     private final RelaySync relaySync;
     private final EntryFates fates = new EntryFates();
     private final SpoolExpiry expiry;
+    private final RejectedItems rejectedItems;
     private final ReplayInbox replayInbox;
     private final UpstreamTls upstreamTls;
 
@@ -88,7 +90,8 @@ public final class RelayBeans implements AutoCloseable {
         // Receive times are the wall clock's (the ingest route's), so their age is too.
         this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, InstantSource.system());
         this.replayInbox = new ReplayInbox(config.relaySpoolDir());
-        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry, tuning.clock());
+        this.rejectedItems = new RejectedItems(config.upstreams().size());
+        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry, rejectedItems, tuning.clock());
         ingestTally.bindTo(metrics);
         this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingestKey()), metrics);
     }
@@ -122,7 +125,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, tuning.clock()));
         bind.accept("upstreamHttp", upstreamHttp);
-        bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates));
+        bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates, rejectedItems));
         bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);

@@ -88,7 +88,7 @@ class RelayBatchIngestTest {
         assertEquals("/v1/ingest", stored.target());
         assertArrayEquals(firstJson.getBytes(StandardCharsets.UTF_8), stored.body(), "the entry's bytes, as sent");
 
-        byte[] zipped = RelayBatch.gzipped(RelayBatch.encode(entries)).orElse(gzip(RelayBatch.encode(entries)));
+        byte[] zipped = dev.mcpd.delivery.WireGzip.ifItSavesATenth(RelayBatch.encode(entries)).orElse(gzip(RelayBatch.encode(entries)));
         List<JsonNode> again = outcomes(postBatch(zipped, RelayBatch.CONTENT_TYPE, "gzip"));
 
         assertEquals(List.of("0/2", "0/1", "0/2"), again.stream().map(o -> o.get("accepted") + "/"

@@ -59,6 +59,10 @@ public final class TestUpstream implements AutoCloseable {
             return new Answer(status, headers, text.getBytes(java.nio.charset.StandardCharsets.UTF_8), delay);
         }
 
+        public Answer withBody(byte[] bytes) {
+            return new Answer(status, headers, bytes.clone(), delay);
+        }
+
         public Answer after(Duration wait) {
             return new Answer(status, headers, body, wait);
         }
