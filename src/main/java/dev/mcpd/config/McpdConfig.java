@@ -40,7 +40,8 @@ import java.util.stream.Collectors;
  * @param requestTimeout a request not fully read in time gets 408 ({@code --request-timeout-seconds})
  * @param workers        delivery lanes ({@code --workers})
  * @param maxInFlight    the most requests in flight to one upstream at once ({@code --max-in-flight})
- * @param batchMaxEntries the most entries in one relay batch; 1 sends every entry alone ({@code --batch-max-entries})
+ * @param batchMaxEntries the most entries in one relay batch or merged OTLP request; 1 sends every entry alone
+ *                        ({@code --batch-max-entries})
  * @param batchMaxBytes  the most body bytes in one relay batch ({@code --batch-max-bytes})
  * @param probePath      the path every upstream is checked with ({@code --probe-path})
  * @param upstreamProbes where some upstreams are checked instead, or that they are not ({@code --upstream-probe})
@@ -248,8 +249,9 @@ public record McpdConfig(
                                 : "each sender's key passed on")
                         + "; spool at " + relaySpoolDir() + ", " + ByteSize.format(spoolMaxBytes)),
                 section("delivery", workers + (workers == 1 ? " worker" : " workers") + "; up to " + maxInFlight
-                        + " in flight per upstream; " + (batchMaxEntries == 1 ? "no batches"
-                        : "batches to mcpd of up to " + batchMaxEntries + " entries, " + ByteSize.format(batchMaxBytes))),
+                        + " in flight per upstream; " + (batchMaxEntries == 1 ? "no batches or merges"
+                        : "batches and OTLP merges of up to " + batchMaxEntries + " entries, "
+                        + ByteSize.format(batchMaxBytes))),
                 section("health", "GET " + probePath + " every " + probeInterval.toSeconds() + " s, "
                         + probeTimeout.toSeconds() + " s timeout; out of service after " + unhealthyThreshold
                         + " failed checks in a row, back after " + healthyThreshold + " successful ones"

@@ -50,10 +50,11 @@ public final class Options {
             "the most requests in flight to one upstream; the window adapts between 1 and N", "256",
             text -> McpdConfig.checkMaxInFlight(McpdConfig.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> BATCH_MAX_ENTRIES = Option.of("--batch-max-entries", "N",
-            "to an mcpd collector, entries that share a credential travel together, up to N per request; 1: no batches",
+            "the most entries in one request: a relay batch to an mcpd collector, a merged OTLP request to another"
+                    + " upstream; 1: each alone",
             "256", text -> McpdConfig.checkBatchMaxEntries(McpdConfig.wholeNumber(text)), Role.RELAY);
     public static final Option<Long> BATCH_MAX_BYTES = Option.of("--batch-max-bytes", "SIZE",
-            "the most body bytes in one batch; a larger entry travels alone", "1MiB",
+            "the most body bytes in one batch or merge (decoded, for a merge); a larger entry travels alone", "1MiB",
             text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<String> PROBE_PATH = Option.of("--probe-path", "PATH",
             "path every upstream is asked with GET to check it: a dynamic check, not a static file", "/readyz",

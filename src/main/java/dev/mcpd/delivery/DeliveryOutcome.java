@@ -91,8 +91,9 @@ public final class DeliveryOutcome implements Processor {
                 : partial.message();
         PARTIAL.warn("partial-success", "upstream=" + upstream.label() + " order=" + upstream.order() + " signal="
                 + signal.map(OtlpMerge.Signal::label).orElse("none") + " rejected=" + partial.rejected()
-                + " of a request of " + shipment.size() + " entries (seq=" + shipment.first().seq()
-                + "…): delivered, never sent again; message=\"" + message + "\"");
+                + " (a request of " + shipment.size() + (shipment.size() == 1 ? " entry" : " entries") + ", seq="
+                + shipment.first().seq() + (shipment.size() == 1 ? "" : "…") + "): delivered, never sent again;"
+                + " message=\"" + message + "\"");
     }
 
     /**

@@ -43,7 +43,7 @@ class ConfigCommandTest {
                 "store           ./data/mcpd.db (embedded SQLite)",
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
-                "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+                "delivery        4 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
@@ -67,7 +67,7 @@ class ConfigCommandTest {
                 "store           /x/store.db (embedded SQLite)",
                 "relay           2 upstream(s) in order, http://a:1, http://b:1; upstream key presented to every"
                         + " upstream; spool at /s/relay, 2 MiB",
-                "delivery        3 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+                "delivery        3 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in /s/relay/dead; nothing expires",
@@ -77,13 +77,13 @@ class ConfigCommandTest {
 
     @Test
     void equalsFormOfOptionsWorksToo() {
-        assertEquals("delivery        9 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB", run(Map.of(), "config", "--workers=9").section("delivery"));
+        assertEquals("delivery        9 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB", run(Map.of(), "config", "--workers=9").section("delivery"));
     }
 
     @Test
     void flagBeatsEnvironmentVariable() {
         McpdRun run = run(Map.of("MCPD_WORKERS", "8", "MCPD_DATA", "/env/mcpd.db"), "config", "--workers", "2");
-        assertEquals("delivery        2 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB", run.section("delivery"));
+        assertEquals("delivery        2 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB", run.section("delivery"));
         assertEquals("store           /env/mcpd.db (embedded SQLite)", run.section("store"));
     }
 
@@ -104,7 +104,7 @@ class ConfigCommandTest {
 
     @Test
     void aFlagAfterTheCommandBeatsTheSameFlagBeforeIt() {
-        assertEquals("delivery        5 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+        assertEquals("delivery        5 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",
                 run(Map.of(), "--workers", "2", "config", "--workers", "5").section("delivery"));
     }
 

@@ -21,7 +21,7 @@ class ConfigDescriptionTest {
                 "store           ./data/mcpd.db (embedded SQLite)",
                 "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
                         + " spool at ./data/mcpd.spool/relay, 1024 MiB",
-                "delivery        4 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB",
+                "delivery        4 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
@@ -104,8 +104,8 @@ class ConfigDescriptionTest {
 
     @Test
     void deliveryLineCountsWorkers() {
-        assertEquals("delivery        16 workers; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "16")), "delivery"));
-        assertEquals("delivery        1 worker; up to 256 in flight per upstream; batches to mcpd of up to 256 entries, 1 MiB", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "1")), "delivery"));
+        assertEquals("delivery        16 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "16")), "delivery"));
+        assertEquals("delivery        1 worker; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB", line(McpdConfig.fromEnvironment(Map.of("MCPD_WORKERS", "1")), "delivery"));
     }
 
     @Test
