@@ -12,8 +12,9 @@ import java.util.concurrent.CompletableFuture;
  * Fills a relay's spool with N distinct 1 KiB native batches through the spool's own append path (group commit), so
  * that the backlog benchmark starts from a million waiting entries in seconds rather than minutes of HTTP.
  *
- * <p>Usage: {@code java -cp target/mcpd.jar bench/FillSpool.java SPOOL_DIR/relay N [KEY_PREFIX]} (the relay must be
- * stopped); the entries' idempotency keys are KEY_PREFIX-0 … (default {@code backlog}).
+ * <p>Usage: {@code java -cp target/mcpd.jar bench/FillSpool.java SPOOL_DIR/relay N [KEY_PREFIX [OTLP_BODY_FILE]]} (the
+ * relay must be stopped); the entries' idempotency keys are KEY_PREFIX-0 … (default {@code backlog}). With
+ * OTLP_BODY_FILE, every entry is that protobuf trace export, {@code POST /v1/traces}.
  */
 public final class FillSpool {
 
@@ -22,14 +23,16 @@ public final class FillSpool {
         long count = Long.parseLong(args[1]);
         String prefix = args.length > 2 ? args[2] : "backlog";
         String padding = "x".repeat(960);
+        byte[] otlp = args.length > 3 ? java.nio.file.Files.readAllBytes(Path.of(args[3])) : null;
         long started = System.nanoTime();
         try (Spool spool = Spool.open(dir, Spool.Options.unbounded())) {
             List<CompletableFuture<SpoolReceipt>> inFlight = new ArrayList<>();
             for (long i = 0; i < count; i++) {
-                byte[] body = ("{\"events\":[{\"backlog\":" + i + ",\"pad\":\"" + padding + "\"}]}")
-                        .getBytes(StandardCharsets.UTF_8);
-                inFlight.add(spool.append(new SpoolRequest("POST", "/v1/ingest", "application/json", "",
-                        prefix + "-" + i, Optional.empty(), System.currentTimeMillis(), body)));
+                byte[] body = otlp != null ? otlp : ("{\"events\":[{\"backlog\":" + i + ",\"pad\":\"" + padding
+                        + "\"}]}").getBytes(StandardCharsets.UTF_8);
+                inFlight.add(spool.append(new SpoolRequest("POST", otlp != null ? "/v1/traces" : "/v1/ingest",
+                        otlp != null ? "application/x-protobuf" : "application/json", "", prefix + "-" + i,
+                        Optional.empty(), System.currentTimeMillis(), body)));
                 if (inFlight.size() == 4096) {
                     CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new)).join();
                     inFlight.clear();

@@ -8,11 +8,16 @@ For each RTT and upstream, one fresh relay (bin/mcpd as shipped, default options
              delivered entry until the last (the relay's probe ends its wait within 5 s of the link's return)
   sustained  full load for N seconds with delivery running: entries accepted and delivered in that time, the
              spool's size before and after, the relay's peak resident size
+  trickle    300 requests one after another from one sender, each answered before the next: what crosses the link
+             when every entry waits alone
 Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL, --pg URL), `nginx` (return 200:
-one request per entry, no batches). Every run but drain warms both JVMs up first. Each result is one JSON line
-appended to --out.
+one request per entry, no batches), `otlp` (bench/otlp_upstream.py, an OTLP/HTTP receiver that answers GET with
+405 as a Collector does and decodes every export to count its spans; the senders post 1 KiB protobuf trace exports
+to /v1/traces, so the relay merges them). Every run but drain and trickle warms both JVMs up first. Each row also
+gives the bytes that crossed the link towards the upstream (counted by the delay proxy) against the bodies of the
+entries delivered, and the upstream's requests per delivered entry. Each result is one JSON line appended to --out.
 
-    bench/wan.py --rtt 0,20,80,200 --upstreams serve,nginx --backlog 100000
+    bench/wan.py --rtt 0,20,80,200 --upstreams serve,nginx,otlp --backlog 100000
 """
 import argparse
 import contextlib
@@ -92,13 +97,69 @@ class Processes:
             self.stop(process)
 
 
+def protobuf_field(number, wire, payload):
+    def varint(value):
+        out = bytearray()
+        while True:
+            b = value & 0x7F
+            value >>= 7
+            out.append(b | (0x80 if value else 0))
+            if not value:
+                return bytes(out)
+    key = varint(number << 3 | wire)
+    if wire == 0:
+        return key + varint(payload)
+    if wire == 1:
+        return key + payload.to_bytes(8, "little")
+    data = payload.encode() if isinstance(payload, str) else payload
+    return key + varint(len(data)) + data
+
+
+def otlp_trace_export(path):
+    """A 1 KiB ExportTraceServiceRequest, protobuf, as an SDK sends it: one resource, one scope, one server span with
+    the attributes of an HTTP request (ids and values random, so it compresses as real telemetry does)."""
+    def attribute(key, value):
+        return protobuf_field(1, 2, key) + protobuf_field(2, 2, protobuf_field(1, 2, value))
+
+    def attributes(number, pairs):
+        return b"".join(protobuf_field(number, 2, attribute(k, v)) for k, v in pairs)
+
+    ids = os.urandom(24)
+    span = (protobuf_field(1, 2, ids[:16]) + protobuf_field(2, 2, ids[16:]) + protobuf_field(5, 2, "GET /api/orders/{id}")
+            + protobuf_field(6, 0, 2) + protobuf_field(7, 1, 1_764_000_000_000_000_000)
+            + protobuf_field(8, 1, 1_764_000_000_042_000_000)
+            + attributes(9, [("http.request.method", "GET"), ("url.path", "/api/orders/" + os.urandom(8).hex()),
+                             ("server.address", "orders.eu-west-1.internal"), ("http.response.status_code", "200"),
+                             ("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) bench/" + os.urandom(4).hex()),
+                             ("client.address", "10.%d.%d.%d" % tuple(os.urandom(3))),
+                             ("enduser.id", os.urandom(16).hex()), ("session.id", os.urandom(16).hex()),
+                             ("http.request.header.x-request-id", os.urandom(16).hex())]))
+    scope = protobuf_field(1, 2, protobuf_field(1, 2, "io.opentelemetry.tomcat-10.0")) + protobuf_field(2, 2, span)
+    resource = attributes(1, [("service.name", "orders"), ("service.version", "4.2.1"),
+                              ("host.name", "orders-" + os.urandom(4).hex()), ("cloud.region", "eu-west-1"),
+                              ("k8s.pod.name", "orders-7d9f8b6c4-" + os.urandom(3).hex()),
+                              ("telemetry.sdk.language", "java"), ("telemetry.sdk.version", "1.56.0")])
+    body = protobuf_field(1, 2, protobuf_field(1, 2, resource) + protobuf_field(2, 2, scope))
+    pad = 1024 - len(body) - 40
+    if pad > 0:  # one more attribute of random hex brings it to about 1 KiB
+        span += attributes(9, [("app.note", os.urandom(pad // 2).hex())])
+        scope = protobuf_field(1, 2, protobuf_field(1, 2, "io.opentelemetry.tomcat-10.0")) + protobuf_field(2, 2, span)
+        body = protobuf_field(1, 2, protobuf_field(1, 2, resource) + protobuf_field(2, 2, scope))
+    with open(path, "wb") as f:
+        f.write(body)
+    return len(body)
+
+
 class Upstream:
     """What the relay delivers to, and how many entries it has taken."""
 
     def __init__(self, kind, procs, work, jar, pg, jvm):
         self.kind, self.procs, self.work = kind, procs, work
         self.port = free_port()
-        if kind == "nginx":
+        if kind == "otlp":
+            self.process = procs.start("otlp", [sys.executable, os.path.join(HERE, "otlp_upstream.py"),
+                                                "--listen", "127.0.0.1:%d" % self.port])
+        elif kind == "nginx":
             self.access = os.path.join(work, "nginx-access.log")
             conf = os.path.join(work, "nginx.conf")
             with open(conf, "w") as f:
@@ -114,10 +175,15 @@ class Upstream:
             data = pg if kind == "serve-pg" else os.path.join(work, "collector.db")
             self.process = procs.start("collector", mcpd(jar) + ["serve", "--listen", "127.0.0.1:%d" % self.port,
                                                                   "--data", data], env=jvm)
-        wait_http(self.port, "/" if kind == "nginx" else "/readyz")
+        wait_http(self.port, self.health_path())
         self.base = self.taken()
 
+    def health_path(self):
+        return {"nginx": "/", "otlp": "/count"}.get(self.kind, "/readyz")
+
     def taken(self):
+        if self.kind == "otlp":
+            return get_json(self.port, "/count")["items"]
         if self.kind == "nginx":
             with open(self.access, "rb") as f:
                 return sum(1 for _ in f)
@@ -125,13 +191,42 @@ class Upstream:
         return stats["events"] + stats["duplicates"]
 
 
-def send(port, seconds, connections, run):
-    """1 KiB native batches, each its own key, from `connections` senders for `seconds` (wrk, bench/post.lua);
-    returns how many the relay accepted."""
-    subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, "post.lua"),
-                    "http://127.0.0.1:%d/v1/ingest" % port], check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run})
+def send(port, seconds, connections, run, otlp_body=None):
+    """1 KiB native batches (or, with otlp_body, that OTLP trace export to /v1/traces), each its own key, from
+    `connections` senders for `seconds` (wrk, bench/post.lua or bench/otlp.lua); returns how many the relay
+    accepted."""
+    script, path = ("otlp.lua", "/v1/traces") if otlp_body else ("post.lua", "/v1/ingest")
+    subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, script),
+                    "http://127.0.0.1:%d%s" % (port, path)], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": otlp_body or ""})
     return accepted(port)
+
+
+def send_one_by_one(port, count, run, otlp_body=None):
+    """`count` requests from one sender, each answered before the next; returns the body size."""
+    if otlp_body:
+        with open(otlp_body, "rb") as f:
+            body, path, kind = f.read(), "/v1/traces", "application/x-protobuf"
+    else:
+        head, tail = '{"events":[{"bench":true,"pad":"', '"}]}'
+        body, path, kind = (head + "x" * (1024 - len(head) - len(tail)) + tail).encode(), "/v1/ingest", \
+            "application/json"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for i in range(count):
+        conn.request("POST", path, body, {"Content-Type": kind, "Idempotency-Key": "%s-%d" % (run, i)})
+        answer = conn.getresponse()
+        answer.read()
+        if answer.status // 100 != 2:
+            raise RuntimeError("the relay answered %d" % answer.status)
+    return len(body)
+
+
+def wire_bytes(count_file):
+    try:
+        with open(count_file) as f:
+            return int(f.read() or 0)
+    except OSError:
+        return 0
 
 
 def accepted(port):
@@ -187,11 +282,11 @@ def relay(procs, work, jar, relay_port, upstream_port, jvm, extra):
                                              "--upstream", "http://127.0.0.1:%d" % upstream_port] + extra, env=jvm)
 
 
-def fill_spool(work, jar, count, run):
+def fill_spool(work, jar, count, run, otlp_body=None):
     spool = os.path.join(work, "relay", "relay.spool", "relay")
     os.makedirs(spool, exist_ok=True)
-    subprocess.run(["java", "-cp", jar, os.path.join(HERE, "FillSpool.java"), spool, str(count), run], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(["java", "-cp", jar, os.path.join(HERE, "FillSpool.java"), spool, str(count), run]
+                   + ([otlp_body] if otlp_body else []), check=True, stdout=subprocess.DEVNULL)
 
 
 def spool_entries(port):
@@ -221,16 +316,20 @@ def peak_rss_mib(process):
 def one(args, kind, rtt, phase, out):
     with scratch("mcpd-wan-") as (work, procs):
         upstream = Upstream(kind, procs, work, args.jar, args.pg, args.jvm)
+        otlp_body = os.path.join(work, "export.pb") if kind == "otlp" else None
+        body_bytes = otlp_trace_export(otlp_body) if otlp_body else 1024
         proxy_port, relay_port = free_port(), free_port()
+        count_file = os.path.join(work, "wire-bytes")
         proxy_args = [sys.executable, os.path.join(HERE, "delay_proxy.py"), "--listen", "127.0.0.1:%d" % proxy_port,
-                      "--to", "127.0.0.1:%d" % upstream.port, "--one-way-ms", str(rtt / 2)]
+                      "--to", "127.0.0.1:%d" % upstream.port, "--one-way-ms", str(rtt / 2),
+                      "--count-file", count_file]
         run = "wan-%d-%d" % (os.getpid(), time.time_ns())
         proxy = procs.start("proxy", proxy_args)
-        wait_http(proxy_port, "/" if kind == "nginx" else "/readyz")
+        wait_http(proxy_port, upstream.health_path())
         extra = {}
         if phase == "drain":
             procs.stop(proxy)  # the link is down: the backlog waits in the spool
-            fill_spool(work, args.jar, args.backlog, run)
+            fill_spool(work, args.jar, args.backlog, run, otlp_body)
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
             wait_http(relay_port)
             count = spool_entries(relay_port)
@@ -239,32 +338,52 @@ def one(args, kind, rtt, phase, out):
             seconds = wait_taken(upstream, count, args.timeout, first_delivery=True, sample=lambda: in_flight.append(
                 get_json(relay_port, "/relay/status")["upstreams"][0]["inFlight"]))
             extra = {"max_in_flight": max(in_flight)}
+            wire = wire_bytes(count_file)
+        elif phase == "trickle":
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            wait_http(relay_port)
+            time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
+            before_wire = wire_bytes(count_file)
+            started = time.time()
+            count = args.trickle
+            body_bytes = send_one_by_one(relay_port, count, run, otlp_body)
+            seconds = wait_taken(upstream, count, args.timeout, started=started)
+            time.sleep(0.6)  # the proxy writes its count twice a second
+            wire = wire_bytes(count_file) - before_wire
         else:
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
             wait_http(relay_port)
             time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
             # Warm-up: both JVMs compile their hot paths (a first run is several times slower than the next).
-            warm = send(relay_port, args.warmup_seconds, args.senders, run + "-warm")
+            warm = send(relay_port, args.warmup_seconds, args.senders, run + "-warm", otlp_body)
             wait_taken(upstream, warm, args.timeout)
             upstream.base = upstream.taken()
+            time.sleep(0.6)
+            before_wire = wire_bytes(count_file)
             before = accepted(relay_port)
             if phase == "archive":
                 started = time.time()
-                count = send(relay_port, args.send_seconds, args.senders, run) - before
+                count = send(relay_port, args.send_seconds, args.senders, run, otlp_body) - before
                 seconds = wait_taken(upstream, count, args.timeout, started=started)
             else:
                 entries_before = spool_entries(relay_port)
                 started = time.time()
-                count = send(relay_port, args.sustained_seconds, args.senders, run) - before
+                count = send(relay_port, args.sustained_seconds, args.senders, run, otlp_body) - before
                 seconds = time.time() - started
                 delivered = upstream.taken() - upstream.base
                 extra = {"delivered": delivered, "delivered_ratio": round(delivered / max(count, 1), 3),
                          "entries_before": entries_before, "entries_after": spool_entries(relay_port)}
+            time.sleep(0.6)
+            wire = wire_bytes(count_file) - before_wire
         status = get_json(relay_port, "/relay/status")["upstreams"][0]
+        delivered_entries = extra.get("delivered", count)
         row = {"kind": "wan", "phase": phase, "upstream": kind, "rtt_ms": rtt, "entries": count,
                "seconds": round(seconds, 3), "rate": round(count / seconds, 1), "label": args.label,
                "window": status.get("window"), "protocol": status.get("protocol"),
                "requests": status.get("requests"), "relay_delivered": status.get("delivered"),
+               "requests_per_entry": round(status.get("requests", 0) / max(status.get("delivered", 0), 1), 4),
+               "body_bytes": body_bytes, "wire_bytes": wire,
+               "wire_per_body": round(wire / max(delivered_entries * body_bytes, 1), 3),
                "peak_rss_mib": peak_rss_mib(rel), **extra}
         record(out, row)
 
@@ -279,6 +398,7 @@ def main():
     parser.add_argument("--warmup-seconds", type=int, default=5)
     parser.add_argument("--senders", type=int, default=32)
     parser.add_argument("--backlog", type=int, default=100000)
+    parser.add_argument("--trickle", type=int, default=300)
     parser.add_argument("--sustained-seconds", type=int, default=60)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--timeout", type=int, default=300)

@@ -37,6 +37,11 @@ final class RunningRelay implements AutoCloseable {
         return new RunningRelay(RelayApplication.start(config, tuning), config);
     }
 
+    /** Starts a relay of this configuration (one made from flags, as the command line makes it). */
+    static RunningRelay start(McpdConfig config, RelayApplication.Tuning tuning) {
+        return new RunningRelay(RelayApplication.start(config, tuning), config);
+    }
+
     /** Starts a tuned relay delivering to the given upstreams, in order. */
     static RunningRelay start(Path dir, Map<String, String> extra, RelayApplication.Tuning tuning,
             TestUpstream... upstreams) {
