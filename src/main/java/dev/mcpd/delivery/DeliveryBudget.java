@@ -10,8 +10,9 @@ import java.time.Duration;
  *
  * <p>The budget is a sixteenth of the maximum heap ({@link #HEAP_SHARE}: 32 MiB of a 512 MiB heap, some 30 000 entries of
  * 1 KiB, far more than any link's window needs) and never less than one body of {@code --max-body-bytes}, so the largest
- * entry can always go alone. Each batch in flight holds its framing (and its gzipped copy) besides: with a quarter of
- * the heap, a drain of a large backlog filled the old generation to 400 MiB.
+ * entry can always go alone. Each batch or merged OTLP request in flight holds its framing or merged body (and its
+ * gzipped copy) besides, at most {@code --batch-max-bytes} of decoded bodies: with a quarter of the heap, a drain of a
+ * large backlog filled the old generation to 400 MiB.
  */
 public final class DeliveryBudget {
 
