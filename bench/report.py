@@ -152,7 +152,8 @@ plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines lw 2 pt 7 lc rgb '#d62728
 
 
 WAN_NAMES = {"serve": "mcpd serve, SQLite (batches)", "serve-pg": "mcpd serve, PostgreSQL (batches)",
-             "nginx": "nginx `return 200` (one request per entry)"}
+             "nginx": "nginx `return 200` (one request per entry)",
+             "otlp": "OTLP/HTTP receiver (merged OTLP requests)"}
 
 
 def wan_rates(res, phase, upstream):
@@ -224,6 +225,22 @@ def wan_targets(res):
         out.append(f"| WAN sustained, {WAN_NAMES[s['upstream']]}, {s['rtt_ms']:g} ms: delivered ≥ 0.95 × accepted | "
                    f"{s['delivered_ratio']:.2f}× ({num(s['delivered'])} of {num(s['entries'])}) | "
                    f"{'yes' if s['delivered_ratio'] >= 0.95 else 'no'} |")
+    drains = wan_rates(res, "drain", "otlp")
+    if 0 in drains and 80 in drains:
+        r = median(drains[80]) / median(drains[0])
+        out.append(f"| WAN, {WAN_NAMES['otlp']}: drain at 80 ms ≥ 0.8 × at 0 ms | {r:.2f}× "
+                   f"({num(median(drains[80]))} vs {num(median(drains[0]))} entries/s) | {'yes' if r >= 0.8 else 'no'} |")
+    merged = [s["requests_per_entry"] for s in res.kind("wan", phase="sustained", upstream="otlp")
+              if s["rtt_ms"] == 80 and "requests_per_entry" in s]
+    if merged:
+        r = median(merged)
+        out.append(f"| WAN sustained, {WAN_NAMES['otlp']}, 80 ms: requests per entry ≤ 1/20 | {r:.3f} "
+                   f"(1/{1 / r:.0f}) | {'yes' if r <= 0.05 else 'no'} |")
+    trickle = [t["wire_per_body"] for t in res.kind("wan", phase="trickle", upstream="serve")]
+    if trickle:
+        r = median(trickle)
+        out.append(f"| WAN trickle, {WAN_NAMES['serve']}, entries one by one: bytes across the link ≤ 0.5 × their "
+                   f"bodies | {r:.3f}× | {'yes' if r <= 0.5 else 'no'} |")
     return out
 
 
@@ -240,13 +257,14 @@ def wan_section(res, plots_link):
           "is bound by the relay's accept path, not by delivery. **Drain**: the spool is filled with the backlog "
           "(`bench/FillSpool.java`) while the link is down, then the link comes up; the rate is from the first "
           "delivered entry to the last (the JVMs are not warmed up first). The upstream counts what it took "
-          "(`/v1/stats` events and duplicates; nginx's access log).", "",
+          "(`/v1/stats` events and duplicates; nginx's access log; the OTLP receiver's span count).", "",
           "| upstream | RTT ms | archive entries/s | / 0 ms | drain entries/s | / 0 ms | protocol | window at the end | "
           "relay peak RSS MiB |", "|---|---|---|---|---|---|---|---|---|"]
     for u in upstreams:
         archive, drain = wan_rates(res, "archive", u), wan_rates(res, "drain", u)
         for rtt in sorted(set(archive) | set(drain)):
-            rows = [r for r in res.kind("wan", upstream=u) if r["rtt_ms"] == rtt and r["phase"] != "sustained"]
+            rows = [r for r in res.kind("wan", upstream=u)
+                    if r["rtt_ms"] == rtt and r["phase"] in ("archive", "drain")]
             a0, d0 = median(archive.get(0, [])), median(drain.get(0, []))
             md.append(f"| {WAN_NAMES[u]} | {rtt:g} | {spread(archive.get(rtt, []))} | "
                       f"{ratio(median(archive.get(rtt, [])), a0)} | {spread(drain.get(rtt, []))} | "
@@ -259,18 +277,37 @@ def wan_section(res, plots_link):
                "`--max-in-flight` (256) / RTT, and at low RTT by the Python proxy itself, which passes a few "
                "thousand requests a second (straight to nginx on loopback the same relay drains at the rate of "
                "\"Backlog scale\" above); an mcpd collector gets batches of up to 256 entries, so its drain is bound "
-               "by the collector's store, not by the round trip.", "",
+               "by the collector's store, not by the round trip; an OTLP receiver (`bench/otlp_upstream.py`, which "
+               "answers a GET with 405 as a Collector does, and decodes every export to count its spans) gets the "
+               "senders' 1 KiB protobuf trace exports merged, up to 256 per request.", "",
            f"![delivery rate against round-trip time]({plots_link}/wan.png)", ""]
     sustained = res.kind("wan", phase="sustained")
     if sustained:
-        md += ["Sustained: full load (32 senders, no pause) for the whole run with delivery running.", "",
+        md += ["Sustained: full load (32 senders, no pause) for the whole run with delivery running. Requests per "
+               "entry and bytes across the link (towards the upstream, counted by the proxy, headers and probes "
+               "included) per byte of the bodies delivered are given where the run measured them. The OTLP senders "
+               "post one 1 KiB trace export (random ids and values) over and over, so merged requests of it "
+               "compress better than varied telemetry would.", "",
                "| upstream | RTT ms | seconds | accepted/s | delivered/s | delivered / accepted | spool entries before "
-               "→ after | relay peak RSS MiB |", "|---|---|---|---|---|---|---|---|"]
+               "→ after | requests per entry | bytes across / bodies | relay peak RSS MiB |",
+               "|---|---|---|---|---|---|---|---|---|---|"]
         for s in sustained:
             md.append(f"| {WAN_NAMES[s['upstream']]} | {s['rtt_ms']:g} | {s['seconds']:.0f} | "
                       f"{num(s['entries'] / s['seconds'])} | {num(s['delivered'] / s['seconds'])} | "
                       f"{s['delivered_ratio']:.2f} | {num(s['entries_before'])} → {num(s['entries_after'])} | "
+                      f"{s.get('requests_per_entry', '–')} | {s.get('wire_per_body', '–')} | "
                       f"{s['peak_rss_mib']} |")
+        md.append("")
+    trickle = res.kind("wan", phase="trickle")
+    if trickle:
+        md += ["Trickle: entries one at a time (one sender, each request answered before the next) — what crosses the "
+               "link when entries do not wait together. To mcpd serve a lone entry of 1 KiB or more goes as a batch "
+               "of one, gzipped when that saves a tenth.", "",
+               "| upstream | RTT ms | entries | requests | bytes across | bytes across / bodies |",
+               "|---|---|---|---|---|---|"]
+        for t in trickle:
+            md.append(f"| {WAN_NAMES[t['upstream']]} | {t['rtt_ms']:g} | {num(t['entries'])} | {num(t['requests'])} | "
+                      f"{num(t['wire_bytes'])} | {t['wire_per_body']} |")
         md.append("")
     return md
 
