@@ -13,7 +13,8 @@ crosses the link: bench/wan.py compares it with the bodies the relay accepted).
 import argparse
 import asyncio
 import os
-import signal
+
+from serving import address, serve_until_signalled
 
 
 TOWARDS_UPSTREAM = [0]
@@ -71,11 +72,6 @@ async def write_counts(path):
         await asyncio.sleep(0.5)
 
 
-def address(text):
-    host, port = text.rsplit(":", 1)
-    return host, int(port)
-
-
 async def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--listen", type=address, required=True)
@@ -86,12 +82,8 @@ async def main():
     if args.count_file:
         asyncio.get_running_loop().create_task(write_counts(args.count_file))
     delay = args.one_way_ms / 1000.0
-    server = await asyncio.start_server(lambda r, w: handle(r, w, args.to, delay), *args.listen, backlog=4096)
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    async with server:
-        await stop.wait()
+    await serve_until_signalled(await asyncio.start_server(lambda r, w: handle(r, w, args.to, delay), *args.listen,
+                                                           backlog=4096))
 
 
 if __name__ == "__main__":

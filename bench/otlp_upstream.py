@@ -13,8 +13,9 @@ import argparse
 import asyncio
 import gzip
 import json
-import signal
 import zlib
+
+from serving import address, serve_until_signalled
 
 COUNTS = {"requests": 0, "items": 0, "bytes": 0, "undecodable": 0}
 
@@ -95,21 +96,12 @@ async def handle(reader, writer):
         writer.close()
 
 
-def address(text):
-    host, port = text.rsplit(":", 1)
-    return host, int(port)
-
-
 async def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--listen", type=address, required=True)
     args = parser.parse_args()
-    server = await asyncio.start_server(handle, *args.listen, backlog=4096, limit=64 * 1024 * 1024)
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    async with server:
-        await stop.wait()
+    await serve_until_signalled(await asyncio.start_server(handle, *args.listen, backlog=4096,
+                                                           limit=64 * 1024 * 1024))
 
 
 if __name__ == "__main__":

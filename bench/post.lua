@@ -1,13 +1,22 @@
--- wrk script for every POST subject of bench/run.sh: a JSON native batch of BODY_BYTES bytes (default 1024),
--- optionally paced (DELAY_MS between a connection's answer and its next request), and one JSON line of results.
+-- wrk script for every POST subject of bench/run.sh: a JSON native batch of BODY_BYTES bytes (default 1024), or
+-- with BODY_FILE that file's bytes as a protobuf OTLP export (bench/wan.py's OTLP upstream), optionally paced
+-- (DELAY_MS between a connection's answer and its next request), and one JSON line of results.
 local size = tonumber(os.getenv("BODY_BYTES") or "1024")
 local pause = tonumber(os.getenv("DELAY_MS") or "0")
+local body_file = os.getenv("BODY_FILE") or ""
 
-local head = '{"events":[{"bench":true,"pad":"'
-local tail = '"}]}'
 wrk.method = "POST"
-wrk.body = head .. string.rep("x", size - #head - #tail) .. tail
-wrk.headers["Content-Type"] = "application/json"
+if body_file ~= "" then
+  local file = assert(io.open(body_file, "rb"))
+  wrk.body = file:read("*a")
+  file:close()
+  wrk.headers["Content-Type"] = "application/x-protobuf"
+else
+  local head = '{"events":[{"bench":true,"pad":"'
+  local tail = '"}]}'
+  wrk.body = head .. string.rep("x", size - #head - #tail) .. tail
+  wrk.headers["Content-Type"] = "application/json"
+end
 
 -- UNIQUE_KEYS=1: every request its own Idempotency-Key (the collector stores each once), RUN_ID keeps runs apart.
 if os.getenv("UNIQUE_KEYS") == "1" then

@@ -193,10 +193,9 @@ class Upstream:
 
 def send(port, seconds, connections, run, otlp_body=None):
     """1 KiB native batches (or, with otlp_body, that OTLP trace export to /v1/traces), each its own key, from
-    `connections` senders for `seconds` (wrk, bench/post.lua or bench/otlp.lua); returns how many the relay
-    accepted."""
-    script, path = ("otlp.lua", "/v1/traces") if otlp_body else ("post.lua", "/v1/ingest")
-    subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, script),
+    `connections` senders for `seconds` (wrk, bench/post.lua); returns how many the relay accepted."""
+    path = "/v1/traces" if otlp_body else "/v1/ingest"
+    subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, "post.lua"),
                     "http://127.0.0.1:%d%s" % (port, path)], check=True, stdout=subprocess.DEVNULL,
                    env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": otlp_body or ""})
     return accepted(port)

@@ -57,34 +57,28 @@ class MisbehavingUpstreamTest {
     @Test
     void anAnswerThatDripsPastTheDeliveryTimeoutIsATimeoutAndTheEntryGoesToTheNextUpstream() throws Exception {
         // DeliveryTest.FAST: a delivery timeout of 1 s; the answer's bytes come every 200 ms, so no pause is that long.
-        try (MisbehavingUpstream dripping = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE,
-                     MisbehavingUpstream.Ending.DRIP);
-             TestUpstream healthy = TestUpstream.start();
-             CapturedLog log = new CapturedLog();
-             RunningRelay relay = relay(DeliveryTest.FAST, Map.of(), dripping.url() + "," + healthy.url())) {
-            String body = HealthCheckTest.post(relay);
-            await().atMost(PATIENCE).until(() -> HealthCheckTest.got(healthy, body));
-            assertTrue(dripping.deliveriesAsked() >= 1, "the first upstream was tried first");
-            assertTrue(log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
-                    .contains("order=1 state=waiting") && e.getFormattedMessage()
-                    .contains("no whole answer within 1000 ms of the request")), "the first upstream waits, timed out");
-            assertEquals(1, healthy.received().size(), "delivered once, by the second upstream");
-        }
+        assertTheEntryGoesToTheNextUpstream(MisbehavingUpstream.Ending.DRIP,
+                "no whole answer within 1000 ms of the request");
     }
 
     @Test
     void anAnswerLargerThanTheCapFailsRetryablyAndTheEntryGoesToTheNextUpstream() throws Exception {
-        try (MisbehavingUpstream huge = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE,
-                     MisbehavingUpstream.Ending.HUGE);
+        assertTheEntryGoesToTheNextUpstream(MisbehavingUpstream.Ending.HUGE, "answer larger than 1024 KiB");
+    }
+
+    /** The first upstream answers deliveries so; the entry is delivered once, by the second, and the first waits. */
+    private void assertTheEntryGoesToTheNextUpstream(MisbehavingUpstream.Ending deliveries, String cause)
+            throws Exception {
+        try (MisbehavingUpstream first = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE, deliveries);
              TestUpstream healthy = TestUpstream.start();
              CapturedLog log = new CapturedLog();
-             RunningRelay relay = relay(DeliveryTest.FAST, Map.of(), huge.url() + "," + healthy.url())) {
+             RunningRelay relay = relay(DeliveryTest.FAST, Map.of(), first.url() + "," + healthy.url())) {
             String body = HealthCheckTest.post(relay);
             await().atMost(PATIENCE).until(() -> HealthCheckTest.got(healthy, body));
-            assertTrue(huge.deliveriesAsked() >= 1, "the first upstream was tried first");
+            assertTrue(first.deliveriesAsked() >= 1, "the first upstream was tried first");
             assertTrue(log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
-                    .contains("order=1 state=waiting") && e.getFormattedMessage()
-                    .contains("answer larger than 1024 KiB")), "the first upstream waits, its answer too large");
+                    .contains("order=1 state=waiting") && e.getFormattedMessage().contains(cause)),
+                    "the first upstream waits: " + cause);
             assertEquals(1, healthy.received().size(), "delivered once, by the second upstream");
         }
     }
