@@ -52,7 +52,7 @@ if ((quick)); then
 else
   reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
   disk_seconds=5
-  wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx wan_reps=3 wan_backlog=100000 wan_sustained=60
+  wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx,otlp wan_reps=3 wan_backlog=100000 wan_sustained=60
   wan_sustained_rtts=0,80
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
   dead_entries=1000 dead_runs=3
@@ -438,7 +438,8 @@ fi
 
 # --- delivery across a long link: bench/wan.py through bench/delay_proxy.py ----------------------------------------
 # Archive (32 senders for 3 s, until the upstream has everything) three times and drain (a backlog filled by
-# FillSpool, the link down, then up) once per RTT and upstream; 60 s sustained at 0 and 80 ms.
+# FillSpool, the link down, then up) once per RTT and upstream; a trickle of lone entries to mcpd serve; 60 s
+# sustained at 0 and 80 ms.
 if want wan; then
   if [[ $wan_upstreams == *serve-pg* ]]; then
     if [ -z "${pg_env:-}" ]; then
@@ -449,6 +450,9 @@ if want wan; then
   say "wan: RTT $wan_rtts ms to $wan_upstreams (archive ×$wan_reps, drain of $wan_backlog)"
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_rtts" --upstreams "$wan_upstreams" \
     --phases archive,drain --runs "$wan_reps" --backlog "$wan_backlog" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --out "$results" >&2
+  say "wan: 300 entries one by one at RTT 80 ms to mcpd serve (what crosses the link for lone entries)"
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 80 --upstreams serve --phases trickle --runs "$wan_reps" \
     --out "$results" >&2
   say "wan: $wan_sustained s sustained at RTT $wan_sustained_rtts ms"
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_sustained_rtts" --upstreams "$wan_upstreams" \
