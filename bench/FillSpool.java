@@ -14,7 +14,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Usage: {@code java -cp target/mcpd.jar bench/FillSpool.java SPOOL_DIR/relay N [KEY_PREFIX [OTLP_BODY_FILE]]} (the
  * relay must be stopped); the entries' idempotency keys are KEY_PREFIX-0 … (default {@code backlog}). With
- * OTLP_BODY_FILE, every entry is that protobuf trace export, {@code POST /v1/traces}.
+ * OTLP_BODY_FILE, every entry is that trace export, {@code POST /v1/traces} (JSON when the file's name ends in
+ * {@code .json}, else protobuf).
  */
 public final class FillSpool {
 
@@ -31,7 +32,8 @@ public final class FillSpool {
                 byte[] body = otlp != null ? otlp : ("{\"events\":[{\"backlog\":" + i + ",\"pad\":\"" + padding
                         + "\"}]}").getBytes(StandardCharsets.UTF_8);
                 inFlight.add(spool.append(new SpoolRequest("POST", otlp != null ? "/v1/traces" : "/v1/ingest",
-                        otlp != null ? "application/x-protobuf" : "application/json", "", prefix + "-" + i,
+                        otlp == null || args[3].endsWith(".json") ? "application/json" : "application/x-protobuf", "",
+                        prefix + "-" + i,
                         Optional.empty(), System.currentTimeMillis(), body)));
                 if (inFlight.size() == 4096) {
                     CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new)).join();

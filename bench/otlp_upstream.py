@@ -2,9 +2,9 @@
 """An OTLP/HTTP receiver for benchmarks: it decodes every export request it takes and counts what is in it.
 
 It answers as an OpenTelemetry Collector's OTLP receiver does where it matters to the relay: POST /v1/traces,
-/v1/metrics or /v1/logs (protobuf, identity or gzip) gets 200 and an empty export response; a GET gets 405, so the
+/v1/metrics or /v1/logs (protobuf or JSON, identity or gzip) gets 200 and an empty export response; a GET gets 405, so the
 relay checks it by its deliveries alone. Each body is decoded to the spans, data points or log records it holds
-(protobuf wire format, read here without a library), so a merged request counts as the many exports it carries.
+(protobuf's wire format, read here without a library, or JSON), so a merged request counts as the many exports it carries.
 GET /count (the one GET it serves) answers {"requests": N, "items": N, "bytes": N, "undecodable": N}.
 
     otlp_upstream.py --listen 127.0.0.1:4318
@@ -62,6 +62,15 @@ def count_items(message, path=ITEM_PATH):
                if number == path[0] and wire == 2)
 
 
+def count_json_items(body):
+    """The items of an export in OTLP's JSON mapping: resource* → scope* → spans, metrics or logRecords."""
+    request = json.loads(body)
+    (resources,) = request.values()
+    return sum(len(next(v for k, v in scope.items() if k in ("spans", "metrics", "logRecords")))
+               for resource in resources for key, scopes in resource.items() if key.startswith("scope")
+               for scope in scopes)
+
+
 async def handle(reader, writer):
     try:
         while True:
@@ -83,8 +92,9 @@ async def handle(reader, writer):
                 COUNTS["bytes"] += len(body)
                 try:
                     decoded = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
-                    COUNTS["items"] += count_items(decoded)
-                except (ValueError, IndexError, OSError, EOFError, zlib.error):
+                    json_body = headers.get("content-type", "").startswith("application/json")
+                    COUNTS["items"] += count_json_items(decoded) if json_body else count_items(decoded)
+                except (ValueError, KeyError, TypeError, IndexError, OSError, EOFError, zlib.error):
                     COUNTS["undecodable"] += 1
                 answer, status, kind = b"", "200 OK", "application/x-protobuf"
             writer.write(("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n"

@@ -1,5 +1,5 @@
 -- wrk script for every POST subject of bench/run.sh: a JSON native batch of BODY_BYTES bytes (default 1024), or
--- with BODY_FILE that file's bytes as a protobuf OTLP export (bench/wan.py's OTLP upstream), optionally paced
+-- with BODY_FILE that file's bytes as an OTLP export of BODY_TYPE (bench/wan.py's OTLP upstreams), optionally paced
 -- (DELAY_MS between a connection's answer and its next request), and one JSON line of results.
 local size = tonumber(os.getenv("BODY_BYTES") or "1024")
 local pause = tonumber(os.getenv("DELAY_MS") or "0")
@@ -10,7 +10,7 @@ if body_file ~= "" then
   local file = assert(io.open(body_file, "rb"))
   wrk.body = file:read("*a")
   file:close()
-  wrk.headers["Content-Type"] = "application/x-protobuf"
+  wrk.headers["Content-Type"] = os.getenv("BODY_TYPE") or "application/x-protobuf"
 else
   local head = '{"events":[{"bench":true,"pad":"'
   local tail = '"}]}'

@@ -13,7 +13,8 @@ For each RTT and upstream, one fresh relay (bin/mcpd as shipped, default options
 Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL, --pg URL), `nginx` (return 200:
 one request per entry, no batches), `otlp` (bench/otlp_upstream.py, an OTLP/HTTP receiver that answers GET with
 405 as a Collector does and decodes every export to count its spans; the senders post 1 KiB protobuf trace exports
-to /v1/traces, so the relay merges them). Every run but drain and trickle warms both JVMs up first. Each row also
+to /v1/traces, so the relay merges them), `otlp-json` (the same, OTLP's JSON encoding), `otlp-alone` (protobuf,
+the relay told --batch-max-entries 1: merging off). Every run but drain and trickle warms both JVMs up first. Each row also
 gives the bytes that crossed the link towards the upstream (counted by the delay proxy) against the bodies of the
 entries delivered, and the upstream's requests per delivered entry. Each result is one JSON line appended to --out.
 
@@ -115,39 +116,57 @@ def protobuf_field(number, wire, payload):
     return key + varint(len(data)) + data
 
 
-def otlp_trace_export(path):
-    """A 1 KiB ExportTraceServiceRequest, protobuf, as an SDK sends it: one resource, one scope, one server span with
-    the attributes of an HTTP request (ids and values random, so it compresses as real telemetry does)."""
-    def attribute(key, value):
-        return protobuf_field(1, 2, key) + protobuf_field(2, 2, protobuf_field(1, 2, value))
-
-    def attributes(number, pairs):
-        return b"".join(protobuf_field(number, 2, attribute(k, v)) for k, v in pairs)
-
+def otlp_trace_export(path, encoding):
+    """A trace export of about 1 KiB, as an SDK sends it — one resource, one scope, one server span with the
+    attributes of an HTTP request, ids and values random so it compresses as real telemetry does — written to path
+    in `encoding` (protobuf or json, OTLP's JSON mapping); returns its size."""
     ids = os.urandom(24)
-    span = (protobuf_field(1, 2, ids[:16]) + protobuf_field(2, 2, ids[16:]) + protobuf_field(5, 2, "GET /api/orders/{id}")
-            + protobuf_field(6, 0, 2) + protobuf_field(7, 1, 1_764_000_000_000_000_000)
-            + protobuf_field(8, 1, 1_764_000_000_042_000_000)
-            + attributes(9, [("http.request.method", "GET"), ("url.path", "/api/orders/" + os.urandom(8).hex()),
-                             ("server.address", "orders.eu-west-1.internal"), ("http.response.status_code", "200"),
-                             ("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) bench/" + os.urandom(4).hex()),
-                             ("client.address", "10.%d.%d.%d" % tuple(os.urandom(3))),
-                             ("enduser.id", os.urandom(16).hex()), ("session.id", os.urandom(16).hex()),
-                             ("http.request.header.x-request-id", os.urandom(16).hex())]))
-    scope = protobuf_field(1, 2, protobuf_field(1, 2, "io.opentelemetry.tomcat-10.0")) + protobuf_field(2, 2, span)
-    resource = attributes(1, [("service.name", "orders"), ("service.version", "4.2.1"),
-                              ("host.name", "orders-" + os.urandom(4).hex()), ("cloud.region", "eu-west-1"),
-                              ("k8s.pod.name", "orders-7d9f8b6c4-" + os.urandom(3).hex()),
-                              ("telemetry.sdk.language", "java"), ("telemetry.sdk.version", "1.56.0")])
-    body = protobuf_field(1, 2, protobuf_field(1, 2, resource) + protobuf_field(2, 2, scope))
+    resource = [("service.name", "orders"), ("service.version", "4.2.1"), ("host.name", "orders-" + os.urandom(4).hex()),
+                ("cloud.region", "eu-west-1"), ("k8s.pod.name", "orders-7d9f8b6c4-" + os.urandom(3).hex()),
+                ("telemetry.sdk.language", "java"), ("telemetry.sdk.version", "1.56.0")]
+    span = [("http.request.method", "GET"), ("url.path", "/api/orders/" + os.urandom(8).hex()),
+            ("server.address", "orders.eu-west-1.internal"), ("http.response.status_code", "200"),
+            ("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) bench/" + os.urandom(4).hex()),
+            ("client.address", "10.%d.%d.%d" % tuple(os.urandom(3))), ("enduser.id", os.urandom(16).hex()),
+            ("session.id", os.urandom(16).hex()), ("http.request.header.x-request-id", os.urandom(16).hex())]
+    encode = otlp_json if encoding == "json" else otlp_protobuf
+    body = encode(ids, resource, span)
     pad = 1024 - len(body) - 40
     if pad > 0:  # one more attribute of random hex brings it to about 1 KiB
-        span += attributes(9, [("app.note", os.urandom(pad // 2).hex())])
-        scope = protobuf_field(1, 2, protobuf_field(1, 2, "io.opentelemetry.tomcat-10.0")) + protobuf_field(2, 2, span)
-        body = protobuf_field(1, 2, protobuf_field(1, 2, resource) + protobuf_field(2, 2, scope))
+        body = encode(ids, resource, span + [("app.note", os.urandom(pad // 2).hex())])
     with open(path, "wb") as f:
         f.write(body)
     return len(body)
+
+
+SPAN_NAME, SCOPE_NAME, START, END = "GET /api/orders/{id}", "io.opentelemetry.tomcat-10.0", 1_764_000_000_000_000_000, \
+    1_764_000_000_042_000_000
+
+
+def otlp_protobuf(ids, resource, span):
+    def attributes(number, pairs):
+        return b"".join(protobuf_field(number, 2, protobuf_field(1, 2, k) + protobuf_field(2, 2, protobuf_field(1, 2, v)))
+                        for k, v in pairs)
+    message = (protobuf_field(1, 2, ids[:16]) + protobuf_field(2, 2, ids[16:]) + protobuf_field(5, 2, SPAN_NAME)
+               + protobuf_field(6, 0, 2) + protobuf_field(7, 1, START) + protobuf_field(8, 1, END)
+               + attributes(9, span))
+    scope = protobuf_field(1, 2, protobuf_field(1, 2, SCOPE_NAME)) + protobuf_field(2, 2, message)
+    return protobuf_field(1, 2, protobuf_field(1, 2, attributes(1, resource)) + protobuf_field(2, 2, scope))
+
+
+def otlp_json(ids, resource, span):
+    def attributes(pairs):
+        return [{"key": k, "value": {"stringValue": v}} for k, v in pairs]
+    return json.dumps({"resourceSpans": [{"resource": {"attributes": attributes(resource)}, "scopeSpans": [{
+        "scope": {"name": SCOPE_NAME}, "spans": [{
+            "traceId": ids[:16].hex(), "spanId": ids[16:].hex(), "name": SPAN_NAME, "kind": 2,
+            "startTimeUnixNano": str(START), "endTimeUnixNano": str(END), "attributes": attributes(span)}]}]}]},
+        separators=(",", ":")).encode()
+
+
+# The OTLP upstreams: how their senders encode, and what the relay is told.
+OTLP_KINDS = {"otlp": ("protobuf", []), "otlp-json": ("json", []),
+              "otlp-alone": ("protobuf", ["--batch-max-entries", "1"])}
 
 
 class Upstream:
@@ -156,7 +175,7 @@ class Upstream:
     def __init__(self, kind, procs, work, jar, pg, jvm):
         self.kind, self.procs, self.work = kind, procs, work
         self.port = free_port()
-        if kind == "otlp":
+        if kind in OTLP_KINDS:
             self.process = procs.start("otlp", [sys.executable, os.path.join(HERE, "otlp_upstream.py"),
                                                 "--listen", "127.0.0.1:%d" % self.port])
         elif kind == "nginx":
@@ -179,10 +198,10 @@ class Upstream:
         self.base = self.taken()
 
     def health_path(self):
-        return {"nginx": "/", "otlp": "/count"}.get(self.kind, "/readyz")
+        return "/count" if self.kind in OTLP_KINDS else {"nginx": "/"}.get(self.kind, "/readyz")
 
     def taken(self):
-        if self.kind == "otlp":
+        if self.kind in OTLP_KINDS:
             return get_json(self.port, "/count")["items"]
         if self.kind == "nginx":
             with open(self.access, "rb") as f:
@@ -197,7 +216,12 @@ def send(port, seconds, connections, run, otlp_body=None):
     path = "/v1/traces" if otlp_body else "/v1/ingest"
     subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, "post.lua"),
                     "http://127.0.0.1:%d%s" % (port, path)], check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": otlp_body or ""})
+                   env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": otlp_body or "",
+                        "BODY_TYPE": otlp_type(otlp_body)})
+
+
+def otlp_type(body_file):
+    return "application/json" if body_file and body_file.endswith(".json") else "application/x-protobuf"
     return accepted(port)
 
 
@@ -205,7 +229,7 @@ def send_one_by_one(port, count, run, otlp_body=None):
     """`count` requests from one sender, each answered before the next; returns the body size."""
     if otlp_body:
         with open(otlp_body, "rb") as f:
-            body, path, kind = f.read(), "/v1/traces", "application/x-protobuf"
+            body, path, kind = f.read(), "/v1/traces", otlp_type(otlp_body)
     else:
         head, tail = '{"events":[{"bench":true,"pad":"', '"}]}'
         body, path, kind = (head + "x" * (1024 - len(head) - len(tail)) + tail).encode(), "/v1/ingest", \
@@ -315,8 +339,10 @@ def peak_rss_mib(process):
 def one(args, kind, rtt, phase, out):
     with scratch("mcpd-wan-") as (work, procs):
         upstream = Upstream(kind, procs, work, args.jar, args.pg, args.jvm)
-        otlp_body = os.path.join(work, "export.pb") if kind == "otlp" else None
-        body_bytes = otlp_trace_export(otlp_body) if otlp_body else 1024
+        encoding, told = OTLP_KINDS.get(kind, (None, []))
+        otlp_body = os.path.join(work, "export." + ("json" if encoding == "json" else "pb")) if encoding else None
+        body_bytes = otlp_trace_export(otlp_body, encoding) if otlp_body else 1024
+        relay_args = args.relay_args + told
         proxy_port, relay_port = free_port(), free_port()
         count_file = os.path.join(work, "wire-bytes")
         proxy_args = [sys.executable, os.path.join(HERE, "delay_proxy.py"), "--listen", "127.0.0.1:%d" % proxy_port,
@@ -329,7 +355,7 @@ def one(args, kind, rtt, phase, out):
         if phase == "drain":
             procs.stop(proxy)  # the link is down: the backlog waits in the spool
             fill_spool(work, args.jar, args.backlog, run, otlp_body)
-            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
             wait_http(relay_port)
             count = spool_entries(relay_port)
             proxy = procs.start("proxy", proxy_args)
@@ -339,7 +365,7 @@ def one(args, kind, rtt, phase, out):
             extra = {"max_in_flight": max(in_flight)}
             wire = wire_bytes(count_file)
         elif phase == "trickle":
-            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
             wait_http(relay_port)
             time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
             before_wire = wire_bytes(count_file)
@@ -350,7 +376,7 @@ def one(args, kind, rtt, phase, out):
             time.sleep(0.6)  # the proxy writes its count twice a second
             wire = wire_bytes(count_file) - before_wire
         else:
-            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, args.relay_args)
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
             wait_http(relay_port)
             time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
             # Warm-up: both JVMs compile their hot paths (a first run is several times slower than the next).
