@@ -237,6 +237,25 @@ class OtlpMergeDeliveryTest {
     }
 
     @Test
+    void aMergeWhoseAnswerIsLostIsSentAgainWholeAndNothingIsLost() throws Exception {
+        List<String> sent = new ArrayList<>();
+        spooled(relay -> sent.addAll(postTraces(relay, "lost", 30)));
+        java.util.concurrent.atomic.AtomicReference<TestUpstream.Received> lost =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        try (TestUpstream collector = collectorLike().answer(r -> spanNames(exported(r)).size() > 1
+                     && lost.compareAndSet(null, r) ? TestUpstream.Answer.lost() : TestUpstream.Answer.ok());
+             RunningRelay relay = relayTo(collector.url().toString())) {
+            await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+            assertTrue(lost.get() != null, "a merged request's answer was lost");
+            List<String> answered = spansTaken(collector, Set.of(lost.get()));
+            assertTrue(answered.containsAll(spanNames(exported(lost.get()))), "its spans were sent again");
+            assertEquals(sent.stream().sorted().toList(), answered.stream().sorted().toList(),
+                    "every span delivered once by the answered requests");
+            assertEquals(0, relay.application().deadLetters().list().size());
+        }
+    }
+
+    @Test
     void aPartialSuccessIsCountedByUpstreamAndSignalAndNeverSentAgain() throws Exception {
         spooled(relay -> postTraces(relay, "partly", 12));
         byte[] partial = ExportTraceServiceResponse.newBuilder().setPartialSuccess(ExportTracePartialSuccess
