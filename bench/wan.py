@@ -218,11 +218,11 @@ def send(port, seconds, connections, run, otlp_body=None):
                     "http://127.0.0.1:%d%s" % (port, path)], check=True, stdout=subprocess.DEVNULL,
                    env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": otlp_body or "",
                         "BODY_TYPE": otlp_type(otlp_body)})
+    return accepted(port)
 
 
 def otlp_type(body_file):
     return "application/json" if body_file and body_file.endswith(".json") else "application/x-protobuf"
-    return accepted(port)
 
 
 def send_one_by_one(port, count, run, otlp_body=None):
