@@ -153,7 +153,9 @@ plot '{backlog}' using ($1 + 1):2:3:4 with yerrorlines lw 2 pt 7 lc rgb '#d62728
 
 WAN_NAMES = {"serve": "mcpd serve, SQLite (batches)", "serve-pg": "mcpd serve, PostgreSQL (batches)",
              "nginx": "nginx `return 200` (one request per entry)",
-             "otlp": "OTLP/HTTP receiver (merged OTLP requests)"}
+             "otlp": "OTLP/HTTP receiver, protobuf (merged OTLP requests)",
+             "otlp-json": "OTLP/HTTP receiver, JSON (merged OTLP requests)",
+             "otlp-alone": "OTLP/HTTP receiver, protobuf, merging off (`--batch-max-entries 1`)"}
 
 
 def wan_rates(res, phase, upstream):
@@ -173,7 +175,8 @@ def wan_plot(res, plots_dir):
     upstreams = wan_upstreams(res)
     if not upstreams:
         return
-    colours = {"serve": "#d62728", "serve-pg": "#1f77b4", "nginx": "#555555"}
+    colours = {"serve": "#d62728", "serve-pg": "#1f77b4", "nginx": "#555555", "otlp": "#2ca02c",
+               "otlp-json": "#9467bd", "otlp-alone": "#8c564b"}
     curves = []
     for u in upstreams:
         for phase, style in (("archive", "lw 2 pt 7"), ("drain", "lw 1 dt 2 pt 6")):
@@ -195,7 +198,7 @@ set ylabel 'entries/s delivered (log scale)'
 set logscale y
 set xrange [-10:210]
 set xtics (0, 20, 80, 200)
-set key outside bottom center horizontal maxrows 3
+set key outside bottom center horizontal maxrows 5
 set grid
 plot {", ".join(curves)}
 """
@@ -272,6 +275,11 @@ def wan_section(res, plots_link):
                       f"{'/'.join(sorted({str(r['protocol']) for r in rows}))} | "
                       f"{spread(r['window'] for r in rows if r.get('window') is not None)} | "
                       f"{max((r['peak_rss_mib'] for r in rows if r.get('peak_rss_mib')), default='–')} |")
+    apart = sorted({r["at"][:10] for r in res.kind("wan") if "at" in r and r["at"][:10] != res.machine["date"][:10]})
+    if apart:
+        later = sorted({WAN_NAMES[r["upstream"]] for r in res.kind("wan") if r.get("at", "")[:10] in apart})
+        md += ["", f"Measured apart from the full run ({', '.join(apart)}, `bench/wan.py` alone, the same machine): "
+                   f"the rows of {'; '.join(later)}."]
     backlog = max((r["entries"] for r in res.kind("wan", phase="drain")), default=0)
     md += ["", f"Drain backlog: {num(backlog)} entries. nginx gets one request per entry: its rate is bound by "
                "`--max-in-flight` (256) / RTT, and at low RTT by the Python proxy itself, which passes a few "

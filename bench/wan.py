@@ -402,7 +402,8 @@ def one(args, kind, rtt, phase, out):
             wire = wire_bytes(count_file) - before_wire
         status = get_json(relay_port, "/relay/status")["upstreams"][0]
         delivered_entries = extra.get("delivered", count)
-        row = {"kind": "wan", "phase": phase, "upstream": kind, "rtt_ms": rtt, "entries": count,
+        row = {"kind": "wan", "at": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "phase": phase,
+               "upstream": kind, "rtt_ms": rtt, "entries": count,
                "seconds": round(seconds, 3), "rate": round(count / seconds, 1), "label": args.label,
                "window": status.get("window"), "protocol": status.get("protocol"),
                "requests": status.get("requests"), "relay_delivered": status.get("delivered"),
