@@ -23,7 +23,7 @@ import java.util.function.BiConsumer;
 public final class CollectorBeans implements AutoCloseable {
 
     /** The collector's own path, beside the probes: {@code GET /v1/stats}. */
-    public static final RolePaths PATHS = new RolePaths(Set.of("/v1/stats"), List.of());
+    public static final RolePaths PATHS = new RolePaths(Set.of("/v1/stats"), List.of(), List.of("/v1/stats"));
 
     /** Every time the collector reads: the quota's minute, a duplicate's stamp. */
     private static final InstantSource CLOCK = InstantSource.system();

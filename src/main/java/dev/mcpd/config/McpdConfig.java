@@ -118,7 +118,8 @@ public record McpdConfig(
             check(Options.UPSTREAM, () -> checkUpstream(upstream));
         }
         check(Options.SPOOL_MAX_BYTES, () -> atLeastOneByte(spoolMaxBytes));
-        check(Options.MAX_BODY_BYTES, () -> atLeastOneByte(maxBodyBytes));
+        check(Options.MAX_BODY_BYTES, () -> checkMaxBodyBytesFits(checkMaxBodyBytes(maxBodyBytes),
+                Runtime.getRuntime().maxMemory()));
         check(Options.REQUEST_TIMEOUT_SECONDS, () -> checkRequestTimeout(requestTimeout));
         check(Options.WORKERS, () -> checkWorkers(workers));
         check(Options.MAX_IN_FLIGHT, () -> checkMaxInFlight(maxInFlight));
@@ -385,6 +386,31 @@ public record McpdConfig(
         } catch (URISyntaxException e) {
             throw new IllegalArgumentException("\"" + redact(text) + "\" " + notWhat);
         }
+    }
+
+    /** The most one request body may be: a body is held in memory whole, and a spool record holds at most 2 GiB. */
+    public static final long MAX_BODY_CEILING = ByteSize.GIB;
+
+    static long checkMaxBodyBytes(long bytes) {
+        atLeastOneByte(bytes);
+        if (bytes > MAX_BODY_CEILING) {
+            throw new IllegalArgumentException(ByteSize.format(bytes) + " is more than a body can be: at most "
+                    + ByteSize.format(MAX_BODY_CEILING) + " (a body is held in memory whole)");
+        }
+        return bytes;
+    }
+
+    /**
+     * Bodies in memory may take a quarter of the heap (one body always may): a body larger than that quarter
+     * would only be taken when no other is read, or not at all.
+     */
+    static long checkMaxBodyBytesFits(long bytes, long maxHeap) {
+        if (bytes > maxHeap / 4) {
+            throw new IllegalArgumentException(ByteSize.format(bytes) + " does not fit this process's heap of "
+                    + maxHeap / ByteSize.MIB + " MiB: bodies may take a quarter of it; give it at least 4 × the body"
+                    + " (MCPD_HEAP) or lower the limit");
+        }
+        return bytes;
     }
 
     static long atLeastOneByte(long bytes) {

@@ -37,7 +37,8 @@ public final class Options {
             "spool bound, e.g. 512MiB; past it requests get 503", "1GiB",
             text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<Long> MAX_BODY_BYTES = Option.of("--max-body-bytes", "SIZE",
-            "larger request bodies get 413", "16MiB", text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)),
+            "larger request bodies get 413; at most 1GiB and a quarter of the heap", "16MiB",
+            text -> McpdConfig.checkMaxBodyBytes(ByteSize.parse(text)),
             Role.RELAY, Role.SERVE);
     public static final Option<Duration> REQUEST_TIMEOUT_SECONDS = Option.of("--request-timeout-seconds", "N",
             "a request not fully read in time gets 408", "30",

@@ -10,14 +10,27 @@ import java.util.Set;
  *
  * @param exact    paths taken as they are
  * @param prefixes paths taken with everything below them ({@code /relay} for {@code /relay} and {@code /relay/…})
+ * @param pages    the role's own pages, as {@code GET /} lists them after the probes and metrics
  */
-public record RolePaths(Set<String> exact, List<String> prefixes) {
+public record RolePaths(Set<String> exact, List<String> prefixes, List<String> pages) {
 
     private static final Set<String> PROBES = Set.of("/healthz", "/readyz", "/metrics");
 
     public RolePaths {
         exact = Set.copyOf(exact);
         prefixes = List.copyOf(prefixes);
+        pages = List.copyOf(pages);
+    }
+
+    /** What {@code GET /} answers: what the port takes, and the pages it serves. */
+    public String index() {
+        StringBuilder text = new StringBuilder("This port takes telemetry as POST: OTLP/HTTP (/v1/traces, /v1/metrics,"
+                + " /v1/logs), OTLP/gRPC, and JSON batches (/v1/ingest). Its pages (GET):\n");
+        for (String page : List.of("/healthz", "/readyz", "/metrics")) {
+            text.append("  ").append(page).append('\n');
+        }
+        pages.forEach(page -> text.append("  ").append(page).append('\n'));
+        return text.toString();
     }
 
     /** Whether {@code path} is one of them (never ingest). */

@@ -17,9 +17,11 @@ import org.apache.camel.support.EventNotifierSupport;
  *       — never platform-http's bare 503 of a suspended route, nor a 405 once the route is gone — so every sender
  *       retries against another relay or later; {@code /readyz} answers 503 {@code unavailable: stopping} so a load
  *       balancer moves traffic away; the other probes still answer;</li>
- *   <li>a last one, for what no Camel route took: 405 with {@code Allow} (Vert.x's own names no method when routes are
- *       mounted the way platform-http mounts them) — or, for a POST on an ingest path or any request while the
- *       routes are not up yet, 503 with {@code Retry-After: 5}: the server listens a moment before the routes start.</li>
+ *   <li>a last one, for what no Camel route took: {@code GET /} lists the port's pages; a GET of a page of the
+ *       role's that does not exist ({@code /relay/foo}) is a 404; anything else a 405 with {@code Allow} (Vert.x's
+ *       own names no method when routes are mounted the way platform-http mounts them) — or, for a POST on an ingest
+ *       path or any request while the routes are not up yet, 503 with {@code Retry-After: 5}: the server listens a
+ *       moment before the routes start.</li>
  * </ul>
  * Installed as the routes start (the HTTP server is up by then), so there is no window without it.
  */
@@ -122,6 +124,15 @@ public final class ServingGate extends EventNotifierSupport {
             boolean getPath = paths.isReserved(path);
             if (!routesUp.get() || stopping.get() || (!getPath && ctx.request().method().name().equals("POST"))) {
                 retryLater(ctx, routesUp.get() ? "not taking requests right now" : "starting");
+                return;
+            }
+            if (path.equals("/") && isGet(ctx)) {
+                ctx.response().putHeader("Content-Type", "text/plain; charset=utf-8").end(paths.index());
+                return;
+            }
+            if (getPath && (isGet(ctx) || ctx.request().method().name().equals("HEAD"))) {
+                ctx.response().setStatusCode(404).putHeader("Content-Type", "text/plain; charset=utf-8")
+                        .end("no such page: GET / lists this port's pages\n");
                 return;
             }
             String allow = getPath ? "GET" : "POST";

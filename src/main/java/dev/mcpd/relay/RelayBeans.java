@@ -57,7 +57,8 @@ import java.util.function.BiConsumer;
 public final class RelayBeans implements AutoCloseable {
 
     /** The relay's own paths, beside the probes: {@code /relay} and everything below it ({@code /relay/status}). */
-    public static final RolePaths PATHS = new RolePaths(Set.of(), List.of("/relay"));
+    public static final RolePaths PATHS = new RolePaths(Set.of(), List.of("/relay"),
+            List.of("/relay/status", "/relay/sync?seq=N"));
 
     private final McpdConfig config;
     private final RelayApplication.Tuning tuning;

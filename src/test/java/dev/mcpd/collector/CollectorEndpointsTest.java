@@ -96,6 +96,15 @@ class CollectorEndpointsTest {
     }
 
     @Test
+    void theRootListsThePortsPagesStatsAmongThem() {
+        HttpResponse<String> answer = get(collector.uri("/"));
+
+        assertEquals(200, answer.statusCode());
+        assertEquals(CollectorBeans.PATHS.index(), answer.body());
+        assertTrue(answer.body().contains("  /v1/stats\n"), answer.body());
+    }
+
+    @Test
     void healthzAnswers200Ok() {
         HttpResponse<String> answer = get(collector.uri("/healthz"));
 

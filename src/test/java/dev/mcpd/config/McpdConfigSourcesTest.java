@@ -170,6 +170,18 @@ class McpdConfigSourcesTest {
     }
 
     @Test
+    void aBodyLimitTheProcessCannotHoldIsRefusedAtStart() {
+        assertEquals("invalid value for --max-body-bytes: 3072 MiB is more than a body can be: at most 1024 MiB (a body"
+                + " is held in memory whole)", failsFlag(Options.MAX_BODY_BYTES, "3GiB"));
+        assertEquals(McpdConfig.MAX_BODY_CEILING, McpdConfig.checkMaxBodyBytes(ByteSize.GIB));
+        assertEquals(128 * ByteSize.MIB, McpdConfig.checkMaxBodyBytesFits(128 * ByteSize.MIB, 512 * ByteSize.MIB));
+        IllegalArgumentException tooLarge = assertThrows(IllegalArgumentException.class,
+                () -> McpdConfig.checkMaxBodyBytesFits(129 * ByteSize.MIB, 512 * ByteSize.MIB));
+        assertEquals("129 MiB does not fit this process's heap of 512 MiB: bodies may take a quarter of it; give it"
+                + " at least 4 × the body (MCPD_HEAP) or lower the limit", tooLarge.getMessage());
+    }
+
+    @Test
     void emptyFlagValuesAreRefused() {
         assertEquals("invalid value for --ingest-key: the key is empty", failsFlag(Options.INGEST_KEY, ""));
         assertEquals("invalid value for --data: the value is empty: name a file or a postgres:// URL",

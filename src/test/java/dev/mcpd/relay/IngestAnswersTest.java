@@ -10,6 +10,7 @@ import dev.mcpd.spool.SpoolEntry;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -85,6 +86,23 @@ class IngestAnswersTest {
         assertEquals(405, answer.statusCode());
         assertEquals("POST", answer.headers().firstValue("allow").orElseThrow());
         assertEquals("this method is not allowed here: use POST\n", answer.body());
+    }
+
+    @Test
+    void theRootListsThePortsPagesAndAPageOfTheRelaysThatDoesNotExistIs404() throws Exception {
+        HttpResponse<String> index = HTTP.send(HttpRequest.newBuilder(relay.uri("/")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, index.statusCode());
+        assertEquals(RelayBeans.PATHS.index(), index.body());
+        for (String page : List.of("/healthz", "/readyz", "/metrics", "/relay/status", "/relay/sync?seq=N")) {
+            assertTrue(index.body().contains("  " + page + "\n"), index.body());
+        }
+        for (String missing : List.of("/relay", "/relay/", "/relay/foo")) {
+            HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri(missing)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, answer.statusCode(), missing);
+            assertEquals("no such page: GET / lists this port's pages\n", answer.body(), missing);
+        }
     }
 
     @Test

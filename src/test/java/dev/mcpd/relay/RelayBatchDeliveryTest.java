@@ -262,7 +262,11 @@ class RelayBatchDeliveryTest {
                     .contains("order=1 ") && e.getFormattedMessage().contains("entries answered 503")),
                     "the busy upstream waits, as for a 503 to a single entry");
             JsonNode first = upstreamStatus(relay);
-            assertTrue(first.get("failedAttempts").asInt() >= 10, "each entry answered 503 a failed attempt: " + first);
+            // Lanes take entries side by side: some may reach the next upstream while the busy one waits.
+            int askedOfBusy = busy.received().stream().mapToInt(r -> r.uri().equals(RelayBatch.PATH) ? entriesIn(r) : 1)
+                    .sum();
+            assertEquals(askedOfBusy, first.get("failedAttempts").asInt(),
+                    "each entry answered 503 a failed attempt: " + first);
             assertEquals(0, first.get("delivered").asInt(), first.toString());
         }
     }
