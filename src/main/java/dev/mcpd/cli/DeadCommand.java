@@ -77,13 +77,17 @@ final class DeadCommand implements Callable<Integer> {
                 + config.relaySpoolDir() + ": this spool never kept a dead letter"));
     }
 
+    private static final java.util.regex.Pattern SEQ = java.util.regex.Pattern.compile("0*([0-9]{1,18})(?:\\.entry)?");
+
     private static List<Long> seqs(List<String> given) {
         List<Long> seqs = new ArrayList<>();
         for (String text : given) {
-            if (!text.matches("[0-9]{1,19}")) {
+            // As listed (3), or as its file in dead/ is named (00000000000000000003, …003.entry).
+            java.util.regex.Matcher seq = SEQ.matcher(text);
+            if (!seq.matches()) {
                 throw new ConfigException("\"" + text + "\" is not a sequence number (see 'mcpd relay dead list')");
             }
-            seqs.add(Long.parseLong(text));
+            seqs.add(Long.parseLong(seq.group(1)));
         }
         return seqs;
     }
@@ -92,12 +96,19 @@ final class DeadCommand implements Callable<Integer> {
         err.println("mcpd: " + seq + " is not in dead/");
     }
 
-    /** Sender text on a terminal: control characters shown escaped, never interpreted. */
+    /**
+     * Sender text on a terminal: control characters shown escaped, never interpreted — and so are the invisible
+     * format characters (bidirectional overrides such as U+202E, zero-width ones) and line separators, which would
+     * make a line read other than it is.
+     */
     private static String printable(String text) {
         StringBuilder out = new StringBuilder(text.length());
         text.codePoints().forEach(c -> {
             if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
                 out.append(String.format(Locale.ROOT, "\\x%02x", c));
+            } else if (Character.getType(c) == Character.FORMAT || Character.getType(c) == Character.LINE_SEPARATOR
+                    || Character.getType(c) == Character.PARAGRAPH_SEPARATOR) {
+                out.append(String.format(Locale.ROOT, "\\u%04x", c));
             } else {
                 out.appendCodePoint(c);
             }
@@ -126,7 +137,7 @@ final class DeadCommand implements Callable<Integer> {
 
     /** {@code mcpd relay dead list [--json]}. */
     @Command(name = "list", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
-            description = {"One line per dead letter, oldest first: sequence number, when it was refused, the"
+            description = {"One line per dead letter, by sequence number: sequence number, when it was refused, the"
                     + " upstream, its status, the first line of its answer (or why), method and path, body bytes.",
                 "Read-only: it may run beside a running relay."})
     static final class ListLetters implements Callable<Integer> {

@@ -143,7 +143,7 @@ public final class Mcpd implements Callable<Integer> {
     private static final String[][] COMMANDS = {
         {"relay", "run the relay in the foreground"},
         {"relay spool check", "read-only fsck of the relay's spool"},
-        {"relay dead list", "the dead letters, oldest first (--json: one object per line)"},
+        {"relay dead list", "the dead letters by sequence number (--json: one object per line)"},
         {"relay dead show SEQ", "everything kept about one (--body: its stored bytes)"},
         {"relay dead replay", "put dead letters back in the spool (--all | SEQ...)"},
         {"relay dead purge", "delete dead letters (--all | --older-than DURATION | SEQ...)"},

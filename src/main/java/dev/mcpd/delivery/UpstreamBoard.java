@@ -166,7 +166,7 @@ public final class UpstreamBoard {
         }
         if (!s.offer.equals(offer)) {
             LOG.info("upstream={} order={} http2={} batches={}", upstream.label(), upstream.order(),
-                    offer.http2().name().toLowerCase(java.util.Locale.ROOT), offer.batches());
+                    offer.http2().describe(upstream.tls()), offer.batches());
         }
         s.offer = offer;
     }
@@ -310,7 +310,7 @@ public final class UpstreamBoard {
         try {
             Status s = statusOf(upstream);
             if (s.consecutiveFailures > 0) {
-                LOG.info("upstream={} order={} state=up after={} failures", upstream.label(), upstream.order(),
+                LOG.info("upstream={} order={} state=up after_failures={}", upstream.label(), upstream.order(),
                         s.consecutiveFailures);
             }
             s.consecutiveFailures = 0;

@@ -20,6 +20,11 @@ public record UpstreamOffer(Http2 http2, boolean batches) {
         /** It switched to HTTP/2 when asked by an {@code Upgrade: h2c} header: its connections are upgraded too. */
         UPGRADE,
         /** It speaks HTTP/2 from the first byte: ALPN agreed on h2 ({@code https://}), or it said {@code h2c}. */
-        PRIOR_KNOWLEDGE
+        PRIOR_KNOWLEDGE;
+
+        /** As a log line names it: {@code none}, {@code upgrade}, {@code prior_knowledge} — {@code alpn} over TLS. */
+        public String describe(boolean tls) {
+            return this == PRIOR_KNOWLEDGE && tls ? "alpn" : name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 }

@@ -110,6 +110,27 @@ class DeadCommandTest {
     }
 
     @Test
+    void showTakesTheSeqAsItsFileIsNamedAndShowsInvisibleCharactersEscaped() throws Exception {
+        try (Spool spool = Spool.open(relaySpool)) {
+            spool.append(request("/v1/ingest", "key-\u202eevil", Optional.empty(), "{}")).get(10, TimeUnit.SECONDS);
+            SpoolEntry entry = spool.next(Duration.ofSeconds(1)).orElseThrow();
+            new DeadLetters(relaySpool).keep(entry, new DeadLetters.Refusal("http://eu:4318", 422,
+                    Instant.parse("2026-12-01T10:00:09Z"), "refused with 422",
+                    "a\u2028b\u200bc".getBytes(StandardCharsets.UTF_8)));
+            spool.done(entry.seq());
+        }
+        for (String seq : List.of("4", "00000000000000000004", "00000000000000000004.entry")) {
+            McpdRun show = run(env, "relay", "dead", "show", seq);
+            assertEquals(0, show.status(), seq + ": " + show.err());
+            assertTrue(show.out().contains("idempotency key  key-\\u202eevil"), show.out());
+            assertTrue(show.out().contains("answer           a\\u2028b\\u200bc"), show.out());
+            assertFalse(show.out().contains("\u202e"), "no bidirectional override reaches the terminal");
+        }
+        McpdRun bad = run(env, "relay", "dead", "show", "4.txt");
+        assertEquals(2, bad.status());
+    }
+
+    @Test
     void showPrintsEverythingButTheCredentialAndAnUnknownSeqIsExitOne() {
         McpdRun show = run(env, "relay", "dead", "show", "1");
         assertEquals(0, show.status(), show.err());

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.observability.RelaySync;
 import dev.mcpd.testing.GrpcClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -265,6 +266,9 @@ class RelaySyncTest {
             assertEquals(0, after.value("mcpd_relay_sync_waiters").orElseThrow());
             assertTrue(after.value("mcpd_relay_sync_wait_seconds_count").orElseThrow() >= 1000, "every wait timed");
             assertEquals("histogram", after.types().get("mcpd_relay_sync_wait_seconds"));
+            long buckets = after.samples().keySet().stream().filter(k -> k.startsWith("mcpd_relay_sync_wait_seconds_bucket"))
+                    .count();
+            assertEquals(RelaySync.WAIT_BUCKETS.length + 1, buckets, "a bucket per bound, and +Inf");
             assertTrue(upstream.received().stream().allMatch(r -> {
                 String body = new String(r.body(), StandardCharsets.UTF_8);
                 return body.equals(accepted.body()) || body.equals(meanwhile.body());

@@ -238,6 +238,9 @@ class TlsTest {
                 // The health checks trust the same authority: they pass too.
                 await().atMost(Duration.ofSeconds(30)).until(() -> trusting.application().upstreams().views().get(0)
                         .checksSucceeded() > 1);
+                assertTrue(log.events("dev.mcpd.delivery.upstreams", ch.qos.logback.classic.Level.INFO).stream()
+                        .anyMatch(e -> e.getFormattedMessage().contains("http2=alpn")),
+                        "HTTP/2 over TLS is agreed by ALPN, and the log says so");
             }
             try (RunningRelay jdkTrust = RunningRelay.start(tmp.resolve("jdk"), Map.of("MCPD_UPSTREAMS", upstream),
                     FAST)) {
