@@ -60,9 +60,13 @@ public final class UpstreamBoard {
                        Optional<ServiceState.Check> lastCheck, long checksSucceeded, long checksFailed,
                        Optional<String> passiveChecks) {
 
-        /** {@code waiting} while in a wait, else {@code up} when it answered lately, else {@code down}. */
+        /**
+         * The one word an operator reads first: {@code waiting} while in a wait; else {@code out-of-service} when its
+         * checks took it out; else {@code up} when it answered lately; else {@code down}. Only {@code up} counts for
+         * {@code /readyz}.
+         */
         public String state() {
-            return waiting ? "waiting" : up ? "up" : "down";
+            return waiting ? "waiting" : !inService ? "out-of-service" : up ? "up" : "down";
         }
     }
 
@@ -534,12 +538,15 @@ public final class UpstreamBoard {
         return s.lastUp != null && !s.lastUp.plus(upWindow).isBefore(now);
     }
 
-    /** Whether any upstream answered its probe or took a delivery within the up window. */
+    /**
+     * Whether any upstream in service answered its probe or took a delivery within the up window: what
+     * {@code /readyz} calls ok. One that its checks took out of service does not count, however lately it answered.
+     */
     public boolean anyUp() {
         lock.lock();
         try {
             Instant now = clock.instant();
-            return statuses.stream().anyMatch(s -> isUp(s, now));
+            return statuses.stream().anyMatch(s -> s.service.inService() && isUp(s, now));
         } finally {
             lock.unlock();
         }

@@ -16,8 +16,8 @@ import java.util.stream.Collectors;
  *   <li>{@code 503 unavailable: spool full …} while the spool turns requests away (one was refused for space within
  *       the last {@link #FULL_MEMORY}, or it holds its bound);</li>
  *   <li>{@code 503 unavailable: no upstream reachable and the spool is N% full} at 80% or more with no upstream up;</li>
- *   <li>{@code 200 degraded: …} while no upstream answered its probe or took a delivery within the up window — the
- *       relay still buffers, so a load balancer keeps sending to it;</li>
+ *   <li>{@code 200 degraded: …} while no upstream in service answered its probe or took a delivery within the up
+ *       window — the relay still buffers, so a load balancer keeps sending to it;</li>
  *   <li>{@code 200 ok} otherwise.</li>
  * </ul>
  */
@@ -56,7 +56,8 @@ public final class RelayReadiness implements Supplier<ProbeAnswer.Verdict> {
             return new ProbeAnswer.Verdict(503, "unavailable: no upstream reachable and the spool is " + percent
                     + "% full");
         }
-        return new ProbeAnswer.Verdict(200, "degraded: no upstream answered its probe or took a delivery in the last "
+        return new ProbeAnswer.Verdict(200, "degraded: no upstream in service answered its probe or took a delivery in"
+                + " the last "
                 + board.upWindow().toSeconds() + " s (" + upstreamStates() + "); buffering, spool " + percent
                 + "% full");
     }

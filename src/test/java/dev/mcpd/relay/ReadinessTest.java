@@ -6,10 +6,12 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,13 +57,31 @@ class ReadinessTest {
         try (RunningRelay relay = relay(upstream, Map.of())) {
             await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().equals("ok\n"));
             upstream.close();
-            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().startsWith("degraded: "));
+            // Three failed probes 200 ms apart take it out of service, sooner than the 1 s up window ends.
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().startsWith("degraded: ")
+                    && get(relay, "/readyz").body().contains(upstream.url() + " out-of-service"));
             HttpResponse<String> degraded = get(relay, "/readyz");
             assertEquals(200, degraded.statusCode(), "a buffering relay keeps its traffic");
-            assertTrue(degraded.body().contains(upstream.url().toString() + " down"), degraded.body());
             assertEquals(1, degraded.body().strip().lines().count(), "one line");
             assertEquals(202, post(relay, 100), "and it still takes requests");
             assertEquals(200, get(relay, "/healthz").statusCode());
+        }
+    }
+
+    @Test
+    void anUpstreamItsChecksTookOutOfServiceIsNotOkThoughItAnsweredLately() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start();
+             RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", upstream.url().toString()),
+                     RelayApplication.Tuning.standard().withProbes(Duration.ofMillis(200), Duration.ofSeconds(30)))) {
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().equals("ok\n"));
+            upstream.readyStatus(503);
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().startsWith("degraded: "));
+            String body = get(relay, "/readyz").body();
+            assertTrue(body.contains(upstream.url() + " out-of-service"), body);
+            JsonNode status = HealthCheckTest.upstream(relay, 1);
+            assertEquals("out-of-service", status.get("state").asText(), status.toString());
+            assertTrue(Instant.parse(status.get("lastUp").asText()).isAfter(Instant.now().minusSeconds(30)),
+                    "it answered within the 30 s up window: " + status);
         }
     }
 
