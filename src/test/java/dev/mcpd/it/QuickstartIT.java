@@ -1,0 +1,120 @@
+package dev.mcpd.it;
+
+import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code bin/quickstart} as the README runs it: a collector and a relay on loopback, each log line marked with its
+ * role, both stopped by a TERM to the script, and both stopped — with a word — when one of them dies.
+ */
+class QuickstartIT {
+
+    private static final Pattern PIDS = Pattern.compile("collector pid (\\d+) .* relay pid (\\d+) ");
+
+    @TempDir
+    Path work;
+
+    @BeforeEach
+    void thePortsItUsesAreFree() {
+        for (int port : new int[] {4317, 4318}) {
+            try (ServerSocket probe = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                probe.getLocalPort();
+            } catch (IOException e) {
+                assumeTrue(false, "bin/quickstart listens on 4317 and 4318, and port " + port + " is taken here");
+            }
+        }
+    }
+
+    private Process start() throws IOException {
+        return new ProcessBuilder(Path.of("bin/quickstart").toAbsolutePath().toString()).directory(work.toFile())
+                .redirectErrorStream(true).redirectOutput(work.resolve("out.log").toFile()).start();
+    }
+
+    private List<String> lines() throws IOException {
+        return Files.readAllLines(work.resolve("out.log"));
+    }
+
+    private static boolean relayReady() {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:4317/readyz")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body().equals("ok\n");
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    @Test
+    void aTermStopsBothAndEveryLogLineSaysWhichRoleWroteIt() throws Exception {
+        Process quickstart = start();
+        try {
+            await().atMost(PATIENCE).until(QuickstartIT::relayReady);
+            // The relay says where it listens once it has started: loopback only.
+            await().atMost(PATIENCE).alias("the relay's start line").until(() -> lines().stream()
+                    .anyMatch(l -> l.startsWith("relay | ") && l.contains("relay listening on 127.0.0.1:4317")));
+            assertTrue(lines().stream().anyMatch(l -> l.startsWith("serve | ")
+                    && l.contains("collector listening on 127.0.0.1:4318")), lines().toString());
+            quickstart.destroy(); // SIGTERM, as a supervisor or a CI step stops it
+            assertTrue(quickstart.waitFor(PackagedJar.EXIT_DEADLINE.toSeconds(), TimeUnit.SECONDS),
+                    "a TERM stops the script: " + lines());
+            assertEquals(143, quickstart.exitValue());
+            for (String line : lines()) {
+                assertTrue(line.startsWith("serve | ") || line.startsWith("relay | ")
+                        || line.startsWith("quickstart: "), "every line says who wrote it: " + line);
+            }
+            long[] pids = pids(lines().get(0));
+            for (long pid : pids) {
+                assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), "process " + pid + " stopped");
+            }
+        } finally {
+            quickstart.descendants().forEach(ProcessHandle::destroyForcibly);
+            quickstart.destroyForcibly();
+        }
+    }
+
+    @Test
+    void whenTheCollectorDiesTheScriptSaysSoAndStopsTheRelay() throws Exception {
+        Process quickstart = start();
+        try {
+            await().atMost(PATIENCE).until(QuickstartIT::relayReady);
+            long[] pids = pids(lines().get(0));
+            ProcessHandle.of(pids[0]).orElseThrow().destroyForcibly();
+            assertTrue(quickstart.waitFor(PackagedJar.EXIT_DEADLINE.toSeconds(), TimeUnit.SECONDS), lines().toString());
+            assertEquals(1, quickstart.exitValue());
+            assertTrue(lines().contains("quickstart: the collector stopped (exit 137); stopping the relay"),
+                    lines().toString());
+            assertTrue(ProcessHandle.of(pids[1]).map(p -> !p.isAlive()).orElse(true), "the relay stopped too");
+        } finally {
+            quickstart.descendants().forEach(ProcessHandle::destroyForcibly);
+            quickstart.destroyForcibly();
+        }
+    }
+
+    private static long[] pids(String firstLine) {
+        Matcher matcher = PIDS.matcher(firstLine);
+        assertTrue(matcher.find(), "the script names its processes first: " + firstLine);
+        return new long[] {Long.parseLong(matcher.group(1)), Long.parseLong(matcher.group(2))};
+    }
+}
