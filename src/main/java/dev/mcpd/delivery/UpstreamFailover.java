@@ -294,8 +294,12 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         return root instanceof SocketTimeoutException || root instanceof TimeoutException;
     }
 
-    /** One line for a transport failure: "connection refused", "timeout: …", … */
+    /** One line for a transport failure: "connection refused", "timeout: …", a TLS handshake in plain words… */
     private static String describe(Throwable failure) {
+        Optional<String> tls = TlsFailure.explain(failure);
+        if (tls.isPresent()) {
+            return tls.get();
+        }
         Throwable root = RootCause.of(failure);
         if (isTimeout(failure)) {
             return "timeout: " + root.getMessage();

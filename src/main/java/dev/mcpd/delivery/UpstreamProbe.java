@@ -148,7 +148,7 @@ public final class UpstreamProbe implements Processor {
             return cause instanceof HttpTimeoutException || cause instanceof TimeoutException
                     ? "no answer within " + timeout.toMillis() + " ms"
                     : cause instanceof ConnectException ? "connection refused"
-                    : "no answer: " + cause.getClass().getSimpleName();
+                    : TlsFailure.explain(cause).orElse("no answer: " + cause.getClass().getSimpleName());
         }
         if (status.getAsInt() / 100 != 2) {
             return "answered " + status.getAsInt();

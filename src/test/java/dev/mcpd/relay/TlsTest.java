@@ -248,6 +248,9 @@ class TlsTest {
                 await().atMost(Duration.ofSeconds(30)).until(() -> jdkTrust.application().upstreams().views().get(0)
                         .failedAttempts() >= 3);
                 assertEquals(0, jdkTrust.application().deadLetters().count(), "a TLS failure is retried");
+                String why = jdkTrust.application().upstreams().views().get(0).lastCheck().orElseThrow().reason();
+                assertTrue(why.contains("TLS: the upstream's certificate is not signed by an authority the relay"
+                        + " trusts (name its CA with --upstream-ca)"), "said in the operator's words: " + why);
                 assertEquals(1, jdkTrust.spooled().size(), "and the entry waits in the spool");
             }
         }
