@@ -132,6 +132,7 @@ final class DeadCommand implements Callable<Integer> {
         node.put("receivedAt", letter.receivedAt().toString());
         node.put("bytes", letter.bytes());
         node.put("credential", letter.credential());
+        letter.damaged().ifPresent(why -> node.put("damaged", why));
         return node;
     }
 
@@ -169,7 +170,8 @@ final class DeadCommand implements Callable<Integer> {
             List<String[]> rows = new ArrayList<>();
             rows.add(new String[] {"SEQ", "REFUSED AT", "UPSTREAM", "STATUS", "ANSWER", "REQUEST", "BYTES"});
             for (DeadLetter letter : letters) {
-                String answer = printable(letter.answerFirstLine());
+                String answer = letter.damaged().map(why -> "DAMAGED: " + printable(why))
+                        .orElseGet(() -> printable(letter.answerFirstLine()));
                 if (answer.length() > ANSWER_COLUMN) {
                     answer = answer.substring(0, ANSWER_COLUMN - 1) + "…";
                 }
@@ -177,7 +179,8 @@ final class DeadCommand implements Callable<Integer> {
                     letter.refusedAt().truncatedTo(java.time.temporal.ChronoUnit.MILLIS).toString(),
                     letter.upstream().isEmpty() ? "-" : letter.upstream(),
                     letter.status() == 0 ? "-" : Integer.toString(letter.status()), answer.isEmpty() ? "-" : answer,
-                    printable(letter.method() + " " + letter.target()), Long.toString(letter.bytes())});
+                    letter.damaged().isPresent() ? "-" : printable(letter.method() + " " + letter.target()),
+                    Long.toString(letter.bytes())});
             }
             int[] widths = new int[rows.get(0).length];
             for (String[] row : rows) {
@@ -239,6 +242,8 @@ final class DeadCommand implements Callable<Integer> {
             }
             DeadLetter d = letter.get();
             field(out, "seq", Long.toString(d.seq()));
+            d.damaged().ifPresent(why -> field(out, "DAMAGED", printable(why) + " (it cannot be replayed; its"
+                    + " files are in " + dead.directory() + ")"));
             field(out, "refused at", d.refusedAt().toString());
             field(out, "upstream", d.upstream().isEmpty() ? "- (none was asked)" : d.upstream());
             field(out, "status", d.status() == 0 ? "- (never sent)" : Integer.toString(d.status()));
@@ -280,7 +285,8 @@ final class DeadCommand implements Callable<Integer> {
                         + " dead/, in replay/ or the spool, or in two of them: never in none."},
             exitCodeListHeading = "Exit status:%n",
             exitCodeList = {"0:every dead letter named was replayed",
-                "1:a SEQ was not in dead/ (named on stderr; the others were replayed), or the spool had no room",
+                "1:a SEQ was not in dead/ or is damaged (named on stderr; the others were replayed), or the spool had no"
+                        + " room",
                 "2:the command line is wrong"})
     static final class Replay implements Callable<Integer> {
 
@@ -309,6 +315,13 @@ final class DeadCommand implements Callable<Integer> {
                     OptionalLong size = dead.entryBytes(seq);
                     if (size.isEmpty()) {
                         notFound(err, seq);
+                        status = Mcpd.EXIT_FAILURE;
+                        continue;
+                    }
+                    Optional<String> damaged = dead.find(seq).flatMap(DeadLetter::damaged);
+                    if (damaged.isPresent()) {
+                        // The relay could not read it either: handed over, it would only be moved to corrupt/.
+                        err.println("mcpd: " + seq + " is damaged and stays in dead/: " + printable(damaged.get()));
                         status = Mcpd.EXIT_FAILURE;
                         continue;
                     }

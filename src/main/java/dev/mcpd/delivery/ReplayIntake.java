@@ -49,6 +49,10 @@ public final class ReplayIntake implements Processor {
                     adoption.taken().stream().limit(10).map(t -> "dead " + t.deadSeq() + " as seq " + t.seq())
                             .collect(Collectors.joining(", ")) + (adoption.taken().size() > 10 ? ", …" : ""));
         }
+        for (ReplayInbox.Damaged damaged : adoption.damaged()) {
+            LOG.error("replayed dead letter {} cannot be read and was moved to {}: {}; the others are taken",
+                    damaged.deadSeq(), damaged.keptIn(), damaged.why());
+        }
         if (adoption.spoolFull()) {
             ONCE_A_MINUTE.warn("replay-full", "replayed dead letters wait in " + inbox.directory() + ": the spool is full"
                     + " (--spool-max-bytes); they are taken as delivery frees room");

@@ -19,10 +19,12 @@ import java.time.Instant;
  * @param receivedAt     when the relay received it (or took it back by a replay)
  * @param bytes          its body's size
  * @param credential     whether a sender credential is kept with it (never shown)
+ * @param damaged        why its entry cannot be read (the request's fields are then empty), if it cannot
  */
 public record DeadLetter(long seq, Instant refusedAt, String upstream, int status, String reason, String answer,
                          String method, String target, String contentType, String contentEncoding,
-                         String idempotencyKey, Instant receivedAt, long bytes, boolean credential) {
+                         String idempotencyKey, Instant receivedAt, long bytes, boolean credential,
+                         java.util.Optional<String> damaged) {
 
     /** Expired entries carry this reason's prefix ({@code --spool-max-age}). */
     public static final String EXPIRED = "expired";

@@ -190,18 +190,27 @@ public final class DeadLetters {
         } catch (NoSuchFileException e) {
             why = JSON.createObjectNode(); // kept by a crash between its .entry and its .json: the entry says the rest
         }
-        Optional<SpoolEntry> entry = entry(seq);
+        Instant refusedAt = instant(why.path("refusedAt").asText(""), attributes.lastModifiedTime().toInstant());
+        String upstream = why.path("upstream").asText("");
+        int status = why.path("status").asInt(0);
+        String reason = why.path("reason").asText("(why was not recorded)");
+        String answer = why.path("answer").asText("");
+        Optional<SpoolEntry> entry;
+        try {
+            entry = entry(seq);
+        } catch (Damaged e) {
+            // Shown as damaged, and the others are listed all the same.
+            return Optional.of(new DeadLetter(seq, refusedAt, upstream, status, reason, answer, "", "", "", "", "",
+                    refusedAt, attributes.size(), false, Optional.of(e.getMessage())));
+        }
         if (entry.isEmpty()) {
             return Optional.empty();
         }
         SpoolRequest request = entry.get().request();
-        return Optional.of(new DeadLetter(seq,
-                instant(why.path("refusedAt").asText(""), attributes.lastModifiedTime().toInstant()),
-                why.path("upstream").asText(""), why.path("status").asInt(0),
-                why.path("reason").asText("(why was not recorded)"), why.path("answer").asText(""),
+        return Optional.of(new DeadLetter(seq, refusedAt, upstream, status, reason, answer,
                 request.method(), request.target(), request.contentType(), request.contentEncoding(),
                 request.idempotencyKey(), Instant.ofEpochMilli(request.receivedAtMillis()), request.body().length,
-                request.credential().isPresent()));
+                request.credential().isPresent(), Optional.empty()));
     }
 
     /** The size of dead letter {@code seq}'s entry file, as the spool would store it; empty if dead/ lacks it. */
@@ -273,7 +282,14 @@ public final class DeadLetters {
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (CorruptRecordException e) {
-            throw new IOException("dead letter " + entryFile + " is damaged: " + e.getMessage(), e);
+            throw new Damaged("dead letter " + entryFile + " is damaged: " + e.getMessage(), e);
+        }
+    }
+
+    /** A dead letter whose files cannot be read: its entry is not a record, or its credential is gone. */
+    public static final class Damaged extends IOException {
+        Damaged(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 

@@ -40,8 +40,18 @@ public final class ReplayInbox {
     public record Taken(long deadSeq, long seq) {
     }
 
-    /** What one pass over the inbox did: the entries taken, and whether the spool had no room for the next. */
-    public record Adoption(List<Taken> taken, boolean spoolFull) {
+    /**
+     * What one pass over the inbox did: the entries taken, whether the spool had no room for the next, and the dead
+     * letters that could not be read (each moved to the spool's {@code corrupt/}, so the rest are taken).
+     */
+    public record Adoption(List<Taken> taken, boolean spoolFull, List<Damaged> damaged) {
+        public Adoption(List<Taken> taken, boolean spoolFull) {
+            this(taken, spoolFull, List.of());
+        }
+    }
+
+    /** A replayed dead letter that could not be read, and where its files went. */
+    public record Damaged(long deadSeq, String why, Path keptIn) {
     }
 
     /** Entries waiting to be taken and the bytes of their files. */
@@ -120,13 +130,25 @@ public final class ReplayInbox {
      */
     public Adoption adoptInto(Spool spool, long nowMillis) throws IOException {
         List<Taken> taken = new ArrayList<>();
+        List<Damaged> damaged = new ArrayList<>();
         if (!Files.isDirectory(dir)) {
             return new Adoption(taken, false); // nothing was ever replayed here
         }
         for (long deadSeq : waitingSeqs()) {
             String base = SpoolFiles.baseName(deadSeq);
             Path entryDir = dir.resolve(base);
-            Optional<SpoolEntry> entry = DeadLetters.readEntry(entryDir, base);
+            Optional<SpoolEntry> entry;
+            try {
+                entry = DeadLetters.readEntry(entryDir, base);
+            } catch (DeadLetters.Damaged e) {
+                // Not readable now, nor ever: its files go to corrupt/, for a person to look at, and the rest go on.
+                Path kept = Files.createDirectories(Quarantine.directory(dir.getParent()))
+                        .resolve("replay-" + base);
+                Files.move(entryDir, kept, StandardCopyOption.ATOMIC_MOVE);
+                SpoolFiles.forceDirectory(dir);
+                damaged.add(new Damaged(deadSeq, e.getMessage(), kept));
+                continue;
+            }
             if (entry.isEmpty()) {
                 deleteTree(entryDir); // a removal a crash interrupted: the entry is already in the spool
                 continue;
@@ -140,13 +162,13 @@ public final class ReplayInbox {
                 seq = spool.append(again).get().seq();
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof SpoolFullException) {
-                    return new Adoption(taken, true);
+                    return new Adoption(taken, true, damaged);
                 }
                 throw new IOException("could not append replayed entry " + deadSeq + ": " + e.getCause().getMessage(),
                         e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return new Adoption(taken, false);
+                return new Adoption(taken, false, damaged);
             }
             Path receipt = dir.resolve(base + RECEIPT);
             Path receiptTemporary = dir.resolve("." + base + RECEIPT + ".tmp");
@@ -158,7 +180,7 @@ public final class ReplayInbox {
             taken.add(new Taken(deadSeq, seq));
         }
         removeLeftovers();
-        return new Adoption(taken, false);
+        return new Adoption(taken, false, damaged);
     }
 
     /** The new sequence number of dead letter {@code deadSeq}, once a relay took it (its receipt is then removed). */

@@ -170,6 +170,34 @@ class DeadCommandTest {
     }
 
     @Test
+    void aDamagedDeadLetterIsListedAsDamagedStaysInDeadAndTheOthersAreReplayed() throws Exception {
+        Files.delete(relaySpool.resolve("dead/00000000000000000001.cred")); // its credential lost
+        Files.write(relaySpool.resolve("dead/00000000000000000002.entry"), "not a record".getBytes(
+                StandardCharsets.US_ASCII));
+        McpdRun list = run(env, "relay", "dead", "list");
+        assertEquals(0, list.status(), list.err());
+        List<String> lines = list.outLines();
+        assertEquals(4, lines.size(), list.out());
+        assertTrue(lines.get(1).startsWith("1 ") && lines.get(1).contains("DAMAGED: "), lines.get(1));
+        assertTrue(lines.get(2).startsWith("2 ") && lines.get(2).contains("DAMAGED: "), lines.get(2));
+        assertTrue(lines.get(3).startsWith("3 ") && lines.get(3).contains("POST /v1/ingest?x="), lines.get(3));
+        JsonNode first = JSON.readTree(run(env, "relay", "dead", "list", "--json").outLines().get(0));
+        assertTrue(first.get("damaged").asText().contains("credential"), first.toString());
+        assertTrue(run(env, "relay", "dead", "show", "1").out().startsWith("seq              1\nDAMAGED"));
+
+        McpdRun replay = run(env, "relay", "dead", "replay", "--all");
+        assertEquals(1, replay.status(), replay.out());
+        assertTrue(replay.err().contains("mcpd: 1 is damaged and stays in dead/"), replay.err());
+        assertTrue(replay.err().contains("mcpd: 2 is damaged and stays in dead/"), replay.err());
+        assertEquals(List.of(1L, 2L), new DeadLetters(relaySpool).seqsOnDisk(), "the damaged ones stay");
+        try (Spool spool = Spool.open(relaySpool)) {
+            ReplayInbox.Adoption adoption = new ReplayInbox(relaySpool).adoptInto(spool, 1_800_000_000_000L);
+            assertEquals(List.of(3L), adoption.taken().stream().map(ReplayInbox.Taken::deadSeq).toList(),
+                    "the healthy one is replayed");
+        }
+    }
+
+    @Test
     void aReplayThatDoesNotFitTheSpoolStopsAndLeavesTheRestInDead() throws Exception {
         long oneEntry = Files.size(relaySpool.resolve("dead/00000000000000000001.entry"));
         McpdRun replay = run(env, "relay", "dead", "replay", "--all", "--spool-max-bytes",

@@ -65,6 +65,31 @@ class ReplayInboxTest {
     }
 
     @Test
+    void anInboxEntryThatCannotBeReadGoesToCorruptAndTheOthersAreTaken() throws Exception {
+        try (Spool spool = Spool.open(dir)) {
+            spool.append(new SpoolRequest("POST", "/v1/ingest", "application/json", "", "key-2", Optional.empty(), 1L,
+                    "{}".getBytes(StandardCharsets.UTF_8))).get(10, TimeUnit.SECONDS);
+            SpoolEntry second = spool.next(Duration.ofSeconds(1)).orElseThrow();
+            dead.keep(second, new DeadLetters.Refusal("http://up", 400, Instant.now(), "refused", new byte[0]));
+            spool.done(second.seq());
+        }
+        assertTrue(inbox.handOver(dead, 1));
+        assertTrue(inbox.handOver(dead, 2));
+        Files.delete(handedOver().resolve(SpoolFiles.baseName(1) + ".cred")); // its credential lost on the way
+        try (Spool spool = Spool.open(dir)) {
+            ReplayInbox.Adoption adoption = inbox.adoptInto(spool, 5L);
+            assertEquals(List.of(2L), adoption.taken().stream().map(ReplayInbox.Taken::deadSeq).toList(),
+                    "the readable one is taken, not held up behind the damaged one");
+            assertEquals(1, adoption.damaged().size());
+            assertEquals(1, adoption.damaged().get(0).deadSeq());
+            assertTrue(Files.isDirectory(dir.resolve("corrupt").resolve("replay-" + SpoolFiles.baseName(1))),
+                    "kept for a person to look at");
+            assertEquals(0, inbox.waiting().entries());
+            assertEquals(0, inbox.adoptInto(spool, 6L).damaged().size(), "and it is not tried again");
+        }
+    }
+
+    @Test
     void aCliKilledAfterTheRenameLeavesItInBothAndTheNextHandOverOnlyFinishesTheRemoval() throws Exception {
         assertTrue(inbox.handOver(dead, 1));
         // as if the CLI died before removing the dead letter: put it back in dead/
