@@ -164,6 +164,19 @@ class DashboardAndAlertsTest {
     }
 
     @Test
+    void everyMetricOfTheRelaysOwnIsInTheReadmeTable() {
+        Set<String> table = DeployFiles.matches(java.util.regex.Pattern.compile("\\| `(mcpd_[a-z_]+)"),
+                DeployFiles.read("README.md")).stream().map(row -> row.substring(row.indexOf('`') + 1))
+                .collect(Collectors.toCollection(TreeSet::new));
+        Set<String> own = exported.stream().filter(name -> name.startsWith("mcpd_"))
+                .map(name -> name.replaceFirst("_(bucket|sum|count|max)$", ""))
+                .filter(name -> !table.contains(name) && !exported.contains(name + "_total"))
+                .collect(Collectors.toCollection(TreeSet::new));
+        own.removeIf(name -> table.contains(name + "_total") || table.contains(name.replaceFirst("_total$", "")));
+        assertEquals(Set.of(), own, "a row in the README's metrics table for each: " + table);
+    }
+
+    @Test
     void everyMetricTheDashboardQueriesIsOneTheRelayExports() throws Exception {
         Set<String> used = metricsIn(dashboardQueries(dashboard()));
         assertTrue(used.size() >= 8, "the dashboard queries mcpd metrics: " + used);
