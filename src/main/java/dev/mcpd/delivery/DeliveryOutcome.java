@@ -2,6 +2,7 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.http.Otlp;
 import dev.mcpd.http.RateLimitedLog;
+import dev.mcpd.http.SenderText;
 import dev.mcpd.spool.SpoolEntry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,9 +27,8 @@ public final class DeliveryOutcome implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
 
-    private static final RateLimitedLog PARTIAL = new RateLimitedLog(LOG, Duration.ofSeconds(10));
-    /** What of an upstream's partial-success message a log line keeps. */
-    private static final int MAX_MESSAGE = 200;
+    /** Per relay, not per process: a window of its own for each relay a JVM runs. */
+    private final RateLimitedLog partialSuccesses = new RateLimitedLog(LOG, Duration.ofSeconds(10));
 
     private final StatusPolicy statuses;
     private final EntryFates fates;
@@ -87,13 +87,11 @@ public final class DeliveryOutcome implements Processor {
         Upstream upstream = attempt.upstream();
         Optional<OtlpMerge.Signal> signal = OtlpMerge.Signal.ofPath(shipment.first().request().target());
         signal.ifPresent(s -> rejectedItems.add(upstream, s, partial.rejected()));
-        String message = partial.message().length() > MAX_MESSAGE ? partial.message().substring(0, MAX_MESSAGE) + "…"
-                : partial.message();
-        PARTIAL.warn("partial-success", "upstream=" + upstream.label() + " order=" + upstream.order() + " signal="
-                + signal.map(OtlpMerge.Signal::label).orElse("none") + " rejected=" + partial.rejected()
+        partialSuccesses.warn("partial-success", "upstream=" + upstream.label() + " order=" + upstream.order()
+                + " signal=" + signal.map(OtlpMerge.Signal::label).orElse("none") + " rejected=" + partial.rejected()
                 + " (a request of " + shipment.size() + (shipment.size() == 1 ? " entry" : " entries") + ", seq="
                 + shipment.first().seq() + (shipment.size() == 1 ? "" : "…") + "): delivered, never sent again;"
-                + " message=\"" + message + "\"");
+                + " message=\"" + SenderText.quote(partial.message()) + "\""); // the upstream's text, escaped
     }
 
     /**

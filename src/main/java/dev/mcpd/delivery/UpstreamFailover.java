@@ -40,7 +40,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
 
     private static final Logger LOG = LoggerFactory.getLogger(UpstreamFailover.class);
     private static final Duration STOP_CHECK = Duration.ofMillis(250);
-    private static final RateLimitedLog SPLITS = new RateLimitedLog(LOG, Duration.ofSeconds(10));
+    private final RateLimitedLog splits = new RateLimitedLog(LOG, Duration.ofSeconds(10));
     /**
      * The upstreams each entry has failed on, while it moves between them. Entries out or given back are few (lanes
      * plus windows); the bound only guards against a leak, and forgetting costs at most one extra attempt.
@@ -220,12 +220,12 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         board.refusedPermanently(upstream, status, attempt.latency(), 0);
         String why = upstream.label() + " refused a merge of " + shipment.size() + " entries with " + status;
         if (status == 401 || status == 403 || status == 407) {
-            SPLITS.warn("merge-credential", "upstream=" + upstream.label() + " order=" + upstream.order()
+            splits.warn("merge-credential", "upstream=" + upstream.label() + " order=" + upstream.order()
                     + " refused a merged request of " + shipment.size() + " entries with " + status
                     + ": each goes alone");
             return new SendAlone(why);
         }
-        SPLITS.warn("merge-split", "upstream=" + upstream.label() + " order=" + upstream.order()
+        splits.warn("merge-split", "upstream=" + upstream.label() + " order=" + upstream.order()
                 + " refused a merged request of " + shipment.size() + " entries with " + status
                 + ": its halves are tried apart until the refused entries travel alone");
         return new SplitMerge(why, shipment.size());

@@ -14,6 +14,7 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -51,13 +52,13 @@ public final class RelaySync implements Handler<RoutingContext> {
                 .description("Callers of /relay/sync waiting now").register(registry);
         // A dozen buckets over what a wait can be (Micrometer's percentile histogram exported 74 of them).
         this.waits = Timer.builder("mcpd.relay.sync.wait").description("How long /relay/sync callers waited")
-                .serviceLevelObjectives(WAIT_BUCKETS).register(registry);
+                .serviceLevelObjectives(WAIT_BUCKETS.toArray(Duration[]::new)).register(registry);
     }
 
-    public static final Duration[] WAIT_BUCKETS = {Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
-        Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
-        Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10),
-        Duration.ofSeconds(30), WaitDuration.MAX};
+    public static final List<Duration> WAIT_BUCKETS = List.of(Duration.ofMillis(5), Duration.ofMillis(10),
+            Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+            Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
+            Duration.ofSeconds(10), Duration.ofSeconds(30), WaitDuration.MAX);
 
     /** What a caller asked for, once its parameters are read. */
     private record Wait(long seq, Duration timeout) {

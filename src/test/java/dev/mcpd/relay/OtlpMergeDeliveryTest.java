@@ -259,13 +259,19 @@ class OtlpMergeDeliveryTest {
     void aPartialSuccessIsCountedByUpstreamAndSignalAndNeverSentAgain() throws Exception {
         spooled(relay -> postTraces(relay, "partly", 12));
         byte[] partial = ExportTraceServiceResponse.newBuilder().setPartialSuccess(ExportTracePartialSuccess
-                .newBuilder().setRejectedSpans(1).setErrorMessage("1 span dropped: too old")).build().toByteArray();
+                .newBuilder().setRejectedSpans(1).setErrorMessage("1 span dropped:\ntoo old")).build().toByteArray();
         try (TestUpstream collector = collectorLike().answer(r -> TestUpstream.Answer.ok()
                      .withHeader("Content-Type", "application/x-protobuf").withBody(partial));
+             dev.mcpd.testing.CapturedLog log = new dev.mcpd.testing.CapturedLog();
              RunningRelay relay = relayTo(collector.url().toString())) {
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
             int requests = collector.received().size();
             assertEquals(12, spansTaken(collector, Set.of()).size(), "each span delivered once: none sent again");
+            List<String> said = log.events("dev.mcpd.delivery", ch.qos.logback.classic.Level.WARN).stream()
+                    .map(e -> e.getFormattedMessage()).filter(m -> m.contains("signal=traces rejected=1")).toList();
+            assertEquals(1, said.size(), "logged once: the rest within 10 s are counted, not logged: " + said);
+            assertTrue(said.get(0).contains("message=\"1 span dropped:\\x0atoo old\""),
+                    "the upstream's text escaped, on one line: " + said.get(0));
             Scrape scrape = Scrape.of(HTTP.send(HttpRequest.newBuilder(relay.uri("/metrics")).build(),
                     HttpResponse.BodyHandlers.ofString()).body());
             assertEquals(requests, scrape.value("mcpd_relay_upstream_rejected_items_total{order=\"1\",signal=\"traces\","

@@ -268,7 +268,7 @@ class RelaySyncTest {
             assertEquals("histogram", after.types().get("mcpd_relay_sync_wait_seconds"));
             long buckets = after.samples().keySet().stream().filter(k -> k.startsWith("mcpd_relay_sync_wait_seconds_bucket"))
                     .count();
-            assertEquals(RelaySync.WAIT_BUCKETS.length + 1, buckets, "a bucket per bound, and +Inf");
+            assertEquals(RelaySync.WAIT_BUCKETS.size() + 1, buckets, "a bucket per bound, and +Inf");
             assertTrue(upstream.received().stream().allMatch(r -> {
                 String body = new String(r.body(), StandardCharsets.UTF_8);
                 return body.equals(accepted.body()) || body.equals(meanwhile.body());
