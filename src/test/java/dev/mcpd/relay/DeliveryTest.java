@@ -132,9 +132,7 @@ class DeliveryTest {
 
     @Test
     void aRefusedConnectionMovesTheRequestToTheNextUpstreamAtOnce() throws Exception {
-        TestUpstream down = TestUpstream.start();
-        down.close(); // nothing listens on its port: connection refused
-        try (TestUpstream secondary = TestUpstream.start(); RunningRelay relay = relay(down, secondary)) {
+        try (TestUpstream down = TestUpstream.refusing(); TestUpstream secondary = TestUpstream.start(); RunningRelay relay = relay(down, secondary)) {
             byte[] body = unique();
             post(relay, "/v1/ingest", body);
             await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);

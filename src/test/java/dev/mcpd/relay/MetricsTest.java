@@ -114,9 +114,8 @@ class MetricsTest {
 
     @Test
     void theRefusedFullCounterMovesWhenTheSpoolTurnsARequestAway() throws Exception {
-        TestUpstream down = TestUpstream.start();
-        down.close();
-        try (RunningRelay relay = relay(Map.of("MCPD_SPOOL_MAX_BYTES", "2KiB"), down)) {
+        try (TestUpstream down = TestUpstream.refusing();
+             RunningRelay relay = relay(Map.of("MCPD_SPOOL_MAX_BYTES", "2KiB"), down)) {
             int status;
             do {
                 status = post(relay, 300);
@@ -131,9 +130,7 @@ class MetricsTest {
 
     @Test
     void theUpGaugeIsOneForAnAnsweringUpstreamAndZeroForAnotherOne() throws Exception {
-        TestUpstream down = TestUpstream.start();
-        down.close();
-        try (TestUpstream up = TestUpstream.start(); RunningRelay relay = relay(Map.of(), up, down)) {
+        try (TestUpstream down = TestUpstream.refusing(); TestUpstream up = TestUpstream.start(); RunningRelay relay = relay(Map.of(), up, down)) {
             await().atMost(PATIENCE).until(() -> scrape(relay).value(Scrape.upstreamSample(
                     "mcpd_relay_upstream_up", 1, up.url().toString())).orElse(0) == 1);
             assertEquals(0.0, scrape(relay).value(Scrape.upstreamSample("mcpd_relay_upstream_up", 2,
@@ -143,22 +140,23 @@ class MetricsTest {
 
     @Test
     void spoolGaugesMatchTheSpoolAfterARestart() throws Exception {
-        TestUpstream down = TestUpstream.start();
-        down.close();
-        long bytes;
-        try (RunningRelay relay = relay(Map.of(), down)) {
-            for (int i = 0; i < 3; i++) {
-                assertEquals(202, post(relay, 200));
+        try (TestUpstream down = TestUpstream.refusing()) {
+            long bytes;
+            try (RunningRelay relay = relay(Map.of(), down)) {
+                for (int i = 0; i < 3; i++) {
+                    assertEquals(202, post(relay, 200));
+                }
+                bytes = relay.application().spool().bytes();
+                assertEquals((double) bytes, scrape(relay).value("mcpd_relay_spool_bytes").orElseThrow());
             }
-            bytes = relay.application().spool().bytes();
-            assertEquals((double) bytes, scrape(relay).value("mcpd_relay_spool_bytes").orElseThrow());
-        }
-        try (RunningRelay relay = relay(Map.of(), down)) {
-            Scrape scrape = scrape(relay);
-            assertEquals(3.0, scrape.value("mcpd_relay_spool_entries").orElseThrow());
-            assertEquals((double) bytes, scrape.value("mcpd_relay_spool_bytes").orElseThrow());
-            assertTrue(scrape.value("mcpd_relay_spool_oldest_seconds").orElseThrow() > 0, "age of the oldest");
-            assertEquals(0.0, scrape.value("mcpd_relay_accepted_total").orElseThrow(), "a counter starts at zero");
+            try (RunningRelay relay = relay(Map.of(), down)) {
+                Scrape scrape = scrape(relay);
+                assertEquals(3.0, scrape.value("mcpd_relay_spool_entries").orElseThrow());
+                assertEquals((double) bytes, scrape.value("mcpd_relay_spool_bytes").orElseThrow());
+                assertTrue(scrape.value("mcpd_relay_spool_oldest_seconds").orElseThrow() > 0, "age of the oldest");
+                assertEquals(0.0, scrape.value("mcpd_relay_accepted_total").orElseThrow(),
+                        "a counter starts at zero");
+            }
         }
     }
 }

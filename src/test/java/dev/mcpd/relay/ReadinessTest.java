@@ -96,9 +96,8 @@ class ReadinessTest {
 
     @Test
     void readyzIs503WithNoUpstreamAndTheSpoolAtLeast80PercentFull() throws Exception {
-        TestUpstream upstream = TestUpstream.start();
-        upstream.close();
-        try (RunningRelay relay = relay(upstream, Map.of("MCPD_SPOOL_MAX_BYTES", "10KiB"))) {
+        try (TestUpstream upstream = TestUpstream.refusing();
+             RunningRelay relay = relay(upstream, Map.of("MCPD_SPOOL_MAX_BYTES", "10KiB"))) {
             while (relay.application().spool().bytes() < 8 * 1024) {
                 assertEquals(202, post(relay, 500));
             }

@@ -92,9 +92,8 @@ class RelayStatusTest {
 
     @Test
     void theSpoolAndTheWorkersAreShown() throws Exception {
-        TestUpstream down = TestUpstream.start();
-        down.close();
-        try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", down.url().toString(),
+        try (TestUpstream down = TestUpstream.refusing();
+             RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", down.url().toString(),
                 "MCPD_SPOOL_MAX_BYTES", "1MiB", "MCPD_WORKERS", "3"), DeliveryTest.FAST)) {
             for (int i = 0; i < 2; i++) {
                 HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString(

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -68,7 +69,10 @@ public final class TestUpstream implements AutoCloseable {
         }
     }
 
+    /** Null for an address that {@link #refusing() refuses connections}. */
     private final HttpServer server;
+    /** Holds a refusing address's port, bound but not listening, so that nothing else takes it meanwhile. */
+    private final Socket portHolder;
     private final ExecutorService executor = Executors.newCachedThreadPool();
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final List<Received> probes = new CopyOnWriteArrayList<>();
@@ -85,6 +89,12 @@ public final class TestUpstream implements AutoCloseable {
         server.createContext("/", this::handle);
         server.setExecutor(executor);
         server.start();
+        portHolder = null;
+    }
+
+    private TestUpstream(Socket portHolder) {
+        this.server = null;
+        this.portHolder = portHolder;
     }
 
     public static TestUpstream start() {
@@ -95,6 +105,22 @@ public final class TestUpstream implements AutoCloseable {
     public static TestUpstream start(int port) {
         try {
             return new TestUpstream(port);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * An upstream that is down: its address refuses connections for as long as it is open. A server started and
+     * closed would free its port for the next server the test starts (the relay's own among them), which would then
+     * answer in its place.
+     */
+    public static TestUpstream refusing() {
+        try {
+            Socket holder = new Socket();
+            holder.setReuseAddress(false);
+            holder.bind(new InetSocketAddress("127.0.0.1", 0));
+            return new TestUpstream(holder);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -197,7 +223,7 @@ public final class TestUpstream implements AutoCloseable {
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return server == null ? portHolder.getLocalPort() : server.getAddress().getPort();
     }
 
     public URI url() {
@@ -206,7 +232,15 @@ public final class TestUpstream implements AutoCloseable {
 
     @Override
     public void close() {
-        server.stop(0);
+        if (server == null) {
+            try {
+                portHolder.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        } else {
+            server.stop(0);
+        }
         executor.shutdownNow();
     }
 }
