@@ -3,7 +3,7 @@
 #
 #   jbang/run.sh [relay|serve] [more `camel run` options]      (default: relay)
 #
-# Configured like `mcpd relay` / `mcpd serve`, from the MCPD_* environment variables (README "Command line"):
+# Configured like `mcpd relay` / `mcpd serve`, from the MCPD_* environment variables (docs/command-line.md):
 # MCPD_LISTEN, MCPD_UPSTREAMS, MCPD_SPOOL_DIR, MCPD_DATA, MCPD_INGEST_KEY, … — the configuration class reads them
 # with the product's own McpdConfig. Also read:
 #   MCPD_JAR             the mcpd classes WITHOUT their dependencies (default: target/original-mcpd.jar, built by

@@ -28,7 +28,7 @@ class PackageDependenciesTest {
     private static final Path SOURCES = Path.of("src/main/java/dev/mcpd");
     private static final Pattern USE = Pattern.compile("\\bdev\\.mcpd\\.([a-z]+)\\.[A-Z]");
 
-    /** What each package may import: the map a newcomer reads in the README's layout. */
+    /** What each package may import: the map a newcomer reads in docs/development.md. */
     private static final Map<String, Set<String>> ALLOWED = Map.of(
             "config", Set.of(),
             "spool", Set.of(),

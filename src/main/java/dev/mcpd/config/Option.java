@@ -10,7 +10,7 @@ import java.util.function.Function;
  * One command-line option, declared once (in {@link Options}) with everything about it: its flag and environment
  * variable, the label of its value, what it means, its default (a value, parsed like any given one, so its text and
  * value cannot disagree; or a description, when it is "none" or derived from another option), how its text is parsed
- * and checked, and which roles take it. The command line's options and help, the README's option table and the errors
+ * and checked, and which roles take it. The command line's options and help, the option table of docs/command-line.md and the errors
  * that name a bad value are all made from these declarations.
  *
  * @param <T> the type its value is parsed to
@@ -89,7 +89,7 @@ public final class Option<T> {
         return meaning;
     }
 
-    /** Its default as help and the README say it. */
+    /** Its default as help and docs/command-line.md say it. */
     public Optional<String> defaultText() {
         return defaultText;
     }

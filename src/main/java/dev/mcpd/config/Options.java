@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 /**
  * Every option of mcpd, each declared once: flag, variable, value label, meaning, default, parser and
  * check, and the roles that take it. A new option is one entry here (and its field in {@link McpdConfig}); the
- * command line, its help, and the README's option table follow from it.
+ * command line, its help, and the option table of docs/command-line.md follow from it.
  */
 public final class Options {
 
@@ -109,7 +109,7 @@ public final class Options {
                     + " direct:mcpd-before-spool, direct:mcpd-after-delivery)", "none",
             text -> McpdConfig.existingDirectory(McpdConfig.parseDirectory(text)), Role.RELAY, Role.SERVE);
 
-    /** Every option, in the order help and the README list them. */
+    /** Every option, in the order help and docs/command-line.md list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
             BATCH_MAX_BYTES, PROBE_PATH, UPSTREAM_PROBE, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
@@ -124,7 +124,7 @@ public final class Options {
         return ALL.stream().filter(option -> option.takenBy(role)).toList();
     }
 
-    /** The README's option table (Markdown), made from the declarations; a test holds the README to it. */
+    /** The option table of docs/command-line.md (Markdown), made from the declarations; a test holds the page to it. */
     public static String markdownTable() {
         StringBuilder table = new StringBuilder("| option | env | default | roles | meaning |\n|---|---|---|---|---|\n");
         for (Option<?> option : ALL) {

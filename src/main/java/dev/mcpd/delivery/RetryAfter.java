@@ -14,7 +14,7 @@ import java.util.Optional;
 public final class RetryAfter {
 
     /**
-     * The three HTTP-date forms a recipient must accept (RFC 9110 §5.6.7): IMF-fixdate / RFC 1123, the obsolete
+     * The three HTTP-date forms a recipient must accept (RFC 9110 section 5.6.7): IMF-fixdate / RFC 1123, the obsolete
      * RFC 850 form, and asctime.
      */
     private static final List<DateTimeFormatter> HTTP_DATES = List.of(

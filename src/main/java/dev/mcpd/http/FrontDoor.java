@@ -17,11 +17,11 @@ import java.util.WeakHashMap;
  * disagree on where one request ends and the next begins (request smuggling).
  * <ul>
  *   <li>{@code Transfer-Encoding}: only {@code chunked}, once, is understood. A coding list that does not end in
- *       {@code chunked} is 400 (§6.3: the length cannot be known), {@code chunked} given twice is 400 (§7), any other
- *       coding ({@code gzip, chunked}, {@code xchunked}…) is 501 (§6.1) — each with the connection closed, since the
+ *       {@code chunked} is 400 (section 6.3: the length cannot be known), {@code chunked} given twice is 400 (section 7), any other
+ *       coding ({@code gzip, chunked}, {@code xchunked}…) is 501 (section 6.1) — each with the connection closed, since the
  *       bytes after the head cannot be framed. A request with both {@code Content-Length} and
  *       {@code Transfer-Encoding} is served (the chunks frame it) and its connection is closed after the answer
- *       (§6.3). Netty's HTTP decoder drops the {@code Content-Length} of a chunked request before the server sees
+ *       (section 6.3). Netty's HTTP decoder drops the {@code Content-Length} of a chunked request before the server sees
  *       the request, so the two cannot be told apart here: the connection of every chunked HTTP/1.1 request closes
  *       after its answer (OpenTelemetry SDKs and agents send a {@code Content-Length}; a chunked sender reconnects).</li>
  *   <li>{@code Host}: two are 400; an HTTP/1.1 (or HTTP/2) request without a valid one is 400. HTTP/1.0 does not
@@ -151,7 +151,7 @@ public final class FrontDoor implements Handler<HttpServerRequest> {
         return null;
     }
 
-    /** RFC 9112 §6.1, §6.3, §7: {@code chunked} last and once, and no coding mcpd cannot decode. */
+    /** RFC 9112 sections 6.1, 6.3 and 7: {@code chunked} last and once, and no coding mcpd cannot decode. */
     static Refusal transferCodingRefusal(List<String> headerValues) {
         if (headerValues.isEmpty()) {
             return null;

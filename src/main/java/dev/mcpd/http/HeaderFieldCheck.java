@@ -7,7 +7,7 @@ import org.apache.camel.Processor;
 
 /**
  * The headers a request is kept and forwarded with — {@code Content-Type}, {@code Content-Encoding},
- * {@code Authorization}, {@code x-mcpd-key}, {@code Idempotency-Key} — must be valid field content (RFC 9110 §5.5:
+ * {@code Authorization}, {@code x-mcpd-key}, {@code Idempotency-Key} — must be valid field content (RFC 9110 section 5.5:
  * no control character but a tab), on every protocol: HTTP/1.1's parser refuses a CR or LF in a header itself, but
  * HTTP/2 (and so gRPC metadata) carries any byte in a value. One that is not is refused with 400 before anything is
  * kept: it would be acknowledged and then be impossible to send upstream (or, in a credential, a header injected into

@@ -62,7 +62,7 @@ public final class RefusalAnswer implements Processor {
      * What is left of a body refused before it was read. HTTP/1.x: the connection closes after the answer, so those
      * bytes are never parsed as a next request. HTTP/2: the rest of the stream's data is read and dropped (so none of
      * it is buffered while nobody reads it), and a stream still sending after {@link FrontDoor#LINGER_MAX_MILLIS} is
-     * reset with {@code NO_ERROR} (RFC 9113 §8.1: the sender stops sending).
+     * reset with {@code NO_ERROR} (RFC 9113 section 8.1: the sender stops sending).
      */
     private static void unreadBodyAfterAnswer(HttpServerRequest request) {
         if (request.isEnded()) {

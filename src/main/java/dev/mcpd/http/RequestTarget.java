@@ -12,11 +12,11 @@ import java.util.regex.Pattern;
  * <p>{@link #parse} takes what a sender wrote and gives the target, or refuses it:
  * <ul>
  *   <li>origin-form {@code /path?query} is taken; absolute-form {@code http(s)://authority/path?query} (RFC 9112
- *       §3.2.2, which a server must accept) is reduced to its path and query — its authority is ignored;</li>
+ *       section 3.2.2, which a server must accept) is reduced to its path and query — its authority is ignored;</li>
  *   <li>any other form ({@code *}, {@code v1/traces}, {@code @host/x}, {@code :9999/x}) is refused;</li>
  *   <li>only the characters RFC 3986 allows in a path and query are taken, and {@code %} must start a
  *       {@code %HH} escape: a raw NUL, a space, {@code \}, {@code {}}, {@code |} or a non-ASCII byte is refused;</li>
- *   <li>the path is normalised (RFC 3986 §6.2.2): escapes of unreserved characters are decoded ({@code %2e} is
+ *   <li>the path is normalised (RFC 3986 section 6.2.2): escapes of unreserved characters are decoded ({@code %2e} is
  *       {@code .}), other escapes get upper-case hex, and dot segments are removed ({@code /a/../b} is {@code /b}),
  *       so a target cannot climb out of the path an upstream URL names. The query is kept as it came.</li>
  * </ul>
@@ -115,7 +115,7 @@ public final class RequestTarget {
         return Character.digit(c, 16);
     }
 
-    /** Decodes escapes of unreserved characters; the other escapes get upper-case hex (RFC 3986 §6.2.2.1–2). */
+    /** Decodes escapes of unreserved characters; the other escapes get upper-case hex (RFC 3986 section 6.2.2.1–2). */
     private static String normaliseEscapes(String path) {
         if (path.indexOf('%') < 0) {
             return path;
@@ -138,7 +138,7 @@ public final class RequestTarget {
         return out.toString();
     }
 
-    /** RFC 3986 §5.2.4 for an absolute path: {@code .} and {@code ..} segments go; the result starts with '/'. */
+    /** RFC 3986 section 5.2.4 for an absolute path: {@code .} and {@code ..} segments go; the result starts with '/'. */
     private static String removeDotSegments(String path) {
         if (!path.contains(".")) {
             return path;

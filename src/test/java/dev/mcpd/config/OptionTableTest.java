@@ -11,17 +11,17 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Each option is declared once, in {@link Options}: the README's table is made from the declarations. */
+/** Each option is declared once, in {@link Options}: the option table of docs/command-line.md is made from the declarations. */
 class OptionTableTest {
 
     @Test
-    void theReadmesOptionTableIsTheOneTheDeclarationsMake() throws IOException {
-        String readme = Files.readString(Path.of("README.md"));
+    void theDocumentedOptionTableIsTheOneTheDeclarationsMake() throws IOException {
+        String readme = Files.readString(Path.of("docs/command-line.md"));
         int start = readme.indexOf("| option | env | default | roles | meaning |");
-        assertTrue(start >= 0, "the README has the option table");
+        assertTrue(start >= 0, "docs/command-line.md has the option table");
         int end = readme.indexOf("\n\n", start);
         assertEquals(Options.markdownTable(), readme.substring(start, end + 1),
-                "put the table Options.markdownTable() makes in the README");
+                "put the table Options.markdownTable() makes in docs/command-line.md");
     }
 
     @Test

@@ -32,6 +32,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -154,26 +155,40 @@ class DashboardAndAlertsTest {
         return names;
     }
 
+    /** The metrics table an operator reads. */
+    private static final String METRICS_PAGE = "docs/monitoring.md";
+
     @Test
-    void theRelayExportsEveryMetricOfTheReadmeTable() {
-        Set<String> readme = DeployFiles.matches(java.util.regex.Pattern.compile("`(mcpd_relay_[a-z_]+|mcpd_uptime_seconds)"),
-                DeployFiles.read("README.md")).stream().map(name -> name.substring(1))
+    void theRelayExportsEveryMetricTheDocsName() {
+        String docs = Stream.concat(Stream.of("README.md"), docsPages().stream()).map(DeployFiles::read)
+                .collect(Collectors.joining("\n"));
+        Set<String> named = DeployFiles.matches(java.util.regex.Pattern.compile("`(mcpd_relay_[a-z_]+|mcpd_uptime_seconds)"),
+                docs).stream().map(name -> name.substring(1))
                 .collect(Collectors.toCollection(TreeSet::new));
-        assertTrue(readme.size() >= 11, "the README's metrics table: " + readme);
-        assertEquals(Set.of(), notExported(readme), "exported: " + exported);
+        assertTrue(named.size() >= 11, "the metrics the docs name: " + named);
+        assertEquals(Set.of(), notExported(named), "exported: " + exported);
+    }
+
+    private static List<String> docsPages() {
+        try (Stream<Path> pages = Files.list(DeployFiles.root().resolve("docs"))) {
+            return pages.map(page -> "docs/" + page.getFileName()).filter(name -> name.endsWith(".md")).sorted()
+                    .toList();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
-    void everyMetricOfTheRelaysOwnIsInTheReadmeTable() {
+    void everyMetricOfTheRelaysOwnIsInTheMetricsTable() {
         Set<String> table = DeployFiles.matches(java.util.regex.Pattern.compile("\\| `(mcpd_[a-z_]+)"),
-                DeployFiles.read("README.md")).stream().map(row -> row.substring(row.indexOf('`') + 1))
+                DeployFiles.read(METRICS_PAGE)).stream().map(row -> row.substring(row.indexOf('`') + 1))
                 .collect(Collectors.toCollection(TreeSet::new));
         Set<String> own = exported.stream().filter(name -> name.startsWith("mcpd_"))
                 .map(name -> name.replaceFirst("_(bucket|sum|count|max)$", ""))
                 .filter(name -> !table.contains(name) && !exported.contains(name + "_total"))
                 .collect(Collectors.toCollection(TreeSet::new));
         own.removeIf(name -> table.contains(name + "_total") || table.contains(name.replaceFirst("_total$", "")));
-        assertEquals(Set.of(), own, "a row in the README's metrics table for each: " + table);
+        assertEquals(Set.of(), own, "a row in " + METRICS_PAGE + "'s metrics table for each: " + table);
     }
 
     @Test

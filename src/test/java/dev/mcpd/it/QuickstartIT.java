@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.mcpd.testing.DocExample;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -89,8 +90,7 @@ class QuickstartIT {
                 assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), "process " + pid + " stopped");
             }
         } finally {
-            quickstart.descendants().forEach(ProcessHandle::destroyForcibly);
-            quickstart.destroyForcibly();
+            stopAll(quickstart);
         }
     }
 
@@ -107,8 +107,69 @@ class QuickstartIT {
                     lines().toString());
             assertTrue(ProcessHandle.of(pids[1]).map(p -> !p.isAlive()).orElse(true), "the relay stopped too");
         } finally {
-            quickstart.descendants().forEach(ProcessHandle::destroyForcibly);
-            quickstart.destroyForcibly();
+            stopAll(quickstart);
+        }
+    }
+
+    /**
+     * The README's requests, run with curl as written, one line after the other; each answers what the line below it
+     * says ({@code # → …}). A read of the collector may be repeated until it does, since delivery follows the 2xx.
+     */
+    @Test
+    void theReadmesRequestsAnswerWhatTheReadmeSays() throws Exception {
+        assumeTrue(commandRuns("curl", "--version"), "curl runs the README's requests (.ci/run installs it)");
+        Process quickstart = start();
+        try {
+            await().atMost(PATIENCE).until(QuickstartIT::relayReady);
+            for (String example : List.of("quickstart-first-request", "quickstart-same-body")) {
+                List<String> lines = DocExample.block(Path.of("README.md"), example).strip().lines().toList();
+                for (int i = 0; i < lines.size(); i++) {
+                    String command = lines.get(i);
+                    if (command.startsWith("#")) {
+                        continue;
+                    }
+                    assertTrue(i + 1 < lines.size() && lines.get(i + 1).startsWith("# → "),
+                            "the README says what " + command + " answers");
+                    String expected = lines.get(i + 1).substring("# → ".length());
+                    if (command.contains(" -d ")) {
+                        assertEquals(expected, sh(command), example + ": " + command);
+                    } else {
+                        await().atMost(PATIENCE).alias(example + ": " + command).until(() -> sh(command),
+                                expected::equals);
+                    }
+                }
+            }
+        } finally {
+            stopAll(quickstart);
+        }
+    }
+
+    private String sh(String command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder("sh", "-c", command).directory(work.toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, process.waitFor(), command + ": " + out);
+        return out.strip();
+    }
+
+    private static boolean commandRuns(String... command) {
+        try {
+            return new ProcessBuilder(command).redirectErrorStream(true).start().waitFor() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Kills the script and its processes, and waits until they are gone: the next test needs their ports. */
+    private static void stopAll(Process quickstart) throws Exception {
+        List<ProcessHandle> all = new java.util.ArrayList<>(quickstart.descendants().toList());
+        all.add(quickstart.toHandle());
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle process : all) {
+            process.onExit().get(PackagedJar.EXIT_DEADLINE.toSeconds(), TimeUnit.SECONDS);
         }
     }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 12, defects 7–9: HTTP framing a front proxy could read differently (RFC 9112 §6–§7), {@code Host} rules, targets
+ * Issue 12, defects 7–9: HTTP framing a front proxy could read differently (RFC 9112, sections 6–7), {@code Host} rules, targets
  * that are no path, {@code Expect: 100-continue}, a request pipelined behind an early refusal, and what a flood of
  * distinct refusals does to the log.
  */
@@ -83,7 +83,7 @@ class HostileFramingTest {
         Exchange got = exchange("POST /v1/ingest HTTP/1.1\r\nHost: relay\r\nContent-Length: 4\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n" + chunked(body));
         assertHostile("f-cl+te", "POST with Content-Length: 4 and Transfer-Encoding: chunked",
-                "202 (the chunks frame the body), then the connection closed (RFC 9112 §6.3)",
+                "202 (the chunks frame the body), then the connection closed (RFC 9112 section 6.3)",
                 got.observed() + (spooled(body) ? ", spooled whole" : ", NOT spooled"),
                 got.status() == 202 && got.closed() && spooled(body));
     }
@@ -97,7 +97,7 @@ class HostileFramingTest {
                 two.observed(), two.status() == 400 && two.closed() && !spooled(twoHosts));
         String http10 = "http10-" + UUID.randomUUID();
         Exchange old = exchange("POST /v1/ingest HTTP/1.0\r\nContent-Length: " + http10.length() + "\r\n\r\n" + http10);
-        assertHostile("h-1.0", "HTTP/1.0 POST without Host", "202 (HTTP/1.0 needs no Host), as the README says",
+        assertHostile("h-1.0", "HTTP/1.0 POST without Host", "202 (HTTP/1.0 needs no Host), as docs/http-api.md says",
                 old.observed(), old.status() == 202 && spooled(http10));
         try (CapturedLog log = new CapturedLog()) {
             String http11 = "http11-" + UUID.randomUUID();

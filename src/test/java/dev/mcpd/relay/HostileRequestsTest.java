@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 6 §3: requests no SDK sends on purpose — lying lengths, line breaks in a header, odd and long paths, unknown
+ * Issue 6, item 3: requests no SDK sends on purpose — lying lengths, line breaks in a header, odd and long paths, unknown
  * methods — each get an exact answer, and nothing of them is spooled beyond what HTTP framing says the body is.
  */
 class HostileRequestsTest {
@@ -149,7 +149,7 @@ class HostileRequestsTest {
 
     @Test
     void bothContentLengthAndChunkedFrameTheBodyByChunksAsHttpSays() throws Exception {
-        // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length. The relay re-frames the body upstream itself,
+        // RFC 9112 section 6.3: Transfer-Encoding overrides Content-Length. The relay re-frames the body upstream itself,
         // so the declared length can never smuggle a second request past it.
         String body = "chunk-" + UUID.randomUUID();
         String answer = answerTo("POST /v1/ingest HTTP/1.1\r\nHost: relay\r\nContent-Length: 4\r\n"

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 6 §3: thousands of idle connections are bounded — each is closed after twice the request timeout without a
+ * Issue 6, item 3: thousands of idle connections are bounded — each is closed after twice the request timeout without a
  * byte either way — and while they are open the relay answers as usual.
  */
 class IdleConnectionsTest {

@@ -11,6 +11,7 @@ import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.Ports;
 import io.opentelemetry.api.trace.Span;
@@ -50,13 +51,8 @@ class SenderExamplesTest {
     @TempDir
     Path dir;
 
-    /** The text of the fenced block that follows {@code <!-- example: name -->} in the README. */
     static String example(String name) throws IOException {
-        String readme = Files.readString(Path.of("README.md"));
-        int marker = readme.indexOf("<!-- example: " + name + " -->");
-        assertTrue(marker >= 0, "the README has the example " + name);
-        int open = readme.indexOf('\n', readme.indexOf("```", marker)) + 1;
-        return readme.substring(open, readme.indexOf("```", open));
+        return DocExample.block(Path.of("README.md"), name);
     }
 
     private static boolean spooledSpan(RunningRelay relay, String spanName) {

@@ -19,7 +19,7 @@ import java.util.Map;
 /**
  * HTTP/2 (h2c, prior knowledge) at the frame level, for what clients refuse to send: header values with CR, LF or
  * NUL, a stream reset right after its headers, streams that never send their body. Frames are written by hand (RFC
- * 9113 §4.1); header blocks are HPACK-encoded and decoded by Netty's codec with validation off.
+ * 9113 section 4.1); header blocks are HPACK-encoded and decoded by Netty's codec with validation off.
  */
 public final class RawHttp2 implements AutoCloseable {
 

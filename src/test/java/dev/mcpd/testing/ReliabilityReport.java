@@ -185,7 +185,7 @@ public final class ReliabilityReport {
                 .append("so the copy is counted as a duplicate and stored zero times. Not covered: a disk that lies ")
                 .append("about `fdatasync` (a volatile write cache without power-loss protection), and later corruption ")
                 .append("of whole acknowledged records by the medium (detected by CRC-32C, not repaired). Details: ")
-                .append("[docs/spool.md](docs/spool.md) and the README (\"The spool and its guarantee\", \"Delivery\").\n");
+                .append("[docs/spool.md](docs/spool.md) and [docs/delivery.md](docs/delivery.md).\n");
         Path out = Boolean.getBoolean("mcpd.reliability.publish") ? basedir().resolve("RELIABILITY.md")
                 : reliabilityDir().resolve("RELIABILITY.md");
         Files.createDirectories(out.getParent());

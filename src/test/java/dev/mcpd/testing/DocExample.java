@@ -1,0 +1,23 @@
+package dev.mcpd.testing;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** An example of the docs, run by a test as an operator would copy it. */
+public final class DocExample {
+
+    private DocExample() {
+    }
+
+    /** The text of the fenced block that follows {@code <!-- example: name -->} in the page. */
+    public static String block(Path page, String name) throws IOException {
+        String text = Files.readString(page);
+        int marker = text.indexOf("<!-- example: " + name + " -->");
+        assertTrue(marker >= 0, page + " has the example " + name);
+        int open = text.indexOf('\n', text.indexOf("```", marker)) + 1;
+        return text.substring(open, text.indexOf("```", open));
+    }
+}
