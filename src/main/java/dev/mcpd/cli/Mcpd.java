@@ -88,6 +88,10 @@ public final class Mcpd implements Callable<Integer> {
         CommandOptions.addTo(commandLine.getSubcommands().get("relay").getSubcommands().get("spool")
                 .getSubcommands().get("check").getCommandSpec(), List.of(Options.DATA, Options.SPOOL_DIR));
         CommandLine dead = commandLine.getSubcommands().get("relay").getSubcommands().get("dead");
+        // "Options may stand before or after the command", the commands between included: relay spool --data D check.
+        for (CommandLine group : List.of(dead, commandLine.getSubcommands().get("relay").getSubcommands().get("spool"))) {
+            CommandOptions.addTo(group.getCommandSpec(), List.of(Options.DATA, Options.SPOOL_DIR));
+        }
         for (String command : List.of("list", "show", "purge")) {
             CommandOptions.addTo(dead.getSubcommands().get(command).getCommandSpec(),
                     List.of(Options.DATA, Options.SPOOL_DIR));

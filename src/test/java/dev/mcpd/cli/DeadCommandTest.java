@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@code mcpd relay dead list/show/replay/purge} on a stopped relay's spool. */
 class DeadCommandTest {
@@ -82,6 +84,17 @@ class DeadCommandTest {
         for (String line : lines.subList(1, 4)) {
             assertEquals("http://eu:4318", line.substring(column, column + 14), "aligned: " + line);
         }
+    }
+
+    /** Options may stand before or after the command, the commands between included. */
+    @ParameterizedTest
+    @ValueSource(strings = {"relay --spool-dir S dead list", "relay dead --spool-dir S list",
+        "relay dead list --spool-dir S", "--spool-dir S relay dead list"})
+    void theSpoolMayBeNamedAtAnyCommandOnTheWay(String commandLine) {
+        String[] args = commandLine.replace("S", tmp.resolve("spool").toString()).split(" ");
+        McpdRun list = run(Map.of(), args);
+        assertEquals(0, list.status(), commandLine + ": " + list.err());
+        assertEquals(4, list.outLines().size(), list.out());
     }
 
     @Test

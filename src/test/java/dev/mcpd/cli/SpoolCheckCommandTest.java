@@ -125,6 +125,14 @@ class SpoolCheckCommandTest {
     }
 
     @Test
+    void theSpoolMayBeNamedBetweenSpoolAndCheck() throws Exception {
+        threeWaitingOneDeliveredOneDead();
+        McpdRun run = run(Map.of(), "relay", "spool", "--spool-dir", spoolDir.toString(), "check");
+        assertEquals(0, run.status(), run.out() + run.err());
+        assertEquals("3 waiting", fact(run, "entries"));
+    }
+
+    @Test
     void onADamagedSpoolItSaysWhereAndExitsOneChangingNothing() throws Exception {
         threeWaitingOneDeliveredOneDead();
         Path segment = onlySegmentWithEntries();
