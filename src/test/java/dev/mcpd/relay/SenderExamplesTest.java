@@ -52,11 +52,16 @@ class SenderExamplesTest {
 
     /** The text of the fenced block that follows {@code <!-- example: name -->} in the README. */
     static String example(String name) throws IOException {
-        String readme = Files.readString(Path.of("README.md"));
-        int marker = readme.indexOf("<!-- example: " + name + " -->");
-        assertTrue(marker >= 0, "the README has the example " + name);
-        int open = readme.indexOf('\n', readme.indexOf("```", marker)) + 1;
-        return readme.substring(open, readme.indexOf("```", open));
+        return example(Path.of("README.md"), name);
+    }
+
+    /** The text of the fenced block that follows {@code <!-- example: name -->} in {@code document}. */
+    static String example(Path document, String name) throws IOException {
+        String text = Files.readString(document);
+        int marker = text.indexOf("<!-- example: " + name + " -->");
+        assertTrue(marker >= 0, document + " has the example " + name);
+        int open = text.indexOf('\n', text.indexOf("```", marker)) + 1;
+        return text.substring(open, text.indexOf("```", open));
     }
 
     private static boolean spooledSpan(RunningRelay relay, String spanName) {
