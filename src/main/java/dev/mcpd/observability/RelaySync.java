@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
 /**
- * {@code GET /relay/sync?seq=N[&relay=ID][&timeout=DURATION]}: answers once no entry with a sequence number
- * up to N is left in the spool — each delivered or moved to dead/ — or when the timeout passes first (504). Checked
+ * {@code GET /relay/sync?seq=N[&from=M][&relay=ID][&timeout=DURATION]}: answers once no entry with a sequence number
+ * up to N is left in the spool — each delivered or moved to dead/ — or when the timeout passes first (504). The
+ * answer counts the dead letters from M (a job's first number; default 1, the spool's whole history) through N. Checked
  * at once, before any wait: the ingest key (401), the parameters (400), the relay's id (421), whether N was ever handed
  * out (409). It sends nothing to any upstream.
  *
@@ -37,7 +38,7 @@ public final class RelaySync implements Handler<RoutingContext> {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
     private static final Pattern SEQ = Pattern.compile("[0-9]{1,18}");
     private static final Pattern ID = Pattern.compile("[0-9a-f]{32}");
-    private static final Set<String> PARAMETERS = Set.of("seq", "relay", "timeout");
+    private static final Set<String> PARAMETERS = Set.of("seq", "from", "relay", "timeout");
 
     private final Spool spool;
     private final DeadLetters deadLetters;
@@ -61,7 +62,7 @@ public final class RelaySync implements Handler<RoutingContext> {
             Duration.ofSeconds(10), Duration.ofSeconds(30), WaitDuration.MAX);
 
     /** What a caller asked for, once its parameters are read. */
-    private record Wait(long seq, Duration timeout) {
+    private record Wait(long seq, long from, Duration timeout) {
     }
 
     /** A refusal given before any wait: status and one line. */
@@ -88,7 +89,7 @@ public final class RelaySync implements Handler<RoutingContext> {
         long started = System.nanoTime();
         CompletableFuture<Void> drained = spool.awaitLeft(wait.seq());
         if (drained.isDone()) {
-            answer(response, 200, wait.seq(), started);
+            answer(response, 200, wait, started);
             return;
         }
         Context context = routing.vertx().getOrCreateContext();
@@ -97,8 +98,7 @@ public final class RelaySync implements Handler<RoutingContext> {
             if (answered.compareAndSet(false, true)) {
                 spool.stopAwaiting(wait.seq(), drained);
                 // drained a moment ago, its callback not run yet: then it is a 200, not a 504 with nothing pending
-                answer(response, drained.isDone() || spool.waitingThrough(wait.seq()) == 0 ? 200 : 504, wait.seq(),
-                        started);
+                answer(response, drained.isDone() || spool.waitingThrough(wait.seq()) == 0 ? 200 : 504, wait, started);
             }
         });
         response.closeHandler(closed -> {
@@ -110,7 +110,7 @@ public final class RelaySync implements Handler<RoutingContext> {
         drained.thenRun(() -> context.runOnContext(now -> {
             if (answered.compareAndSet(false, true)) {
                 routing.vertx().cancelTimer(timer);
-                answer(response, 200, wait.seq(), started);
+                answer(response, 200, wait, started);
             }
         }));
     }
@@ -122,7 +122,7 @@ public final class RelaySync implements Handler<RoutingContext> {
         MultiMap parameters = routing.queryParams();
         for (String name : parameters.names()) {
             if (!PARAMETERS.contains(name)) {
-                throw new Refused(400, "unknown parameter; /relay/sync takes seq, relay and timeout");
+                throw new Refused(400, "unknown parameter; /relay/sync takes seq, from, relay and timeout");
             }
             if (parameters.getAll(name).size() > 1) {
                 throw new Refused(400, name + " is given more than once");
@@ -147,7 +147,16 @@ public final class RelaySync implements Handler<RoutingContext> {
                     + spool.newestSeq() + " only: this one belongs to another relay or to a spool that no longer"
                     + " exists");
         }
-        return new Wait(seq, timeout);
+        long from = 1;
+        String fromText = parameters.get("from");
+        if (fromText != null) {
+            if (!SEQ.matcher(fromText).matches() || Long.parseLong(fromText) > seq) {
+                throw new Refused(400, "from must be a sequence number no larger than seq: the first this job was"
+                        + " handed");
+            }
+            from = Long.parseLong(fromText);
+        }
+        return new Wait(seq, from, timeout);
     }
 
     private static Duration timeout(String text) {
@@ -161,7 +170,8 @@ public final class RelaySync implements Handler<RoutingContext> {
         }
     }
 
-    private void answer(HttpServerResponse response, int status, long seq, long startedNanos) {
+    private void answer(HttpServerResponse response, int status, Wait wait, long startedNanos) {
+        long seq = wait.seq();
         waits.record(Duration.ofNanos(System.nanoTime() - startedNanos));
         if (response.ended() || response.closed()) {
             return;
@@ -170,6 +180,6 @@ public final class RelaySync implements Handler<RoutingContext> {
         response.setStatusCode(status).putHeader("Content-Type", "application/json")
                 .putHeader("mcpd-relay-id", spool.id())
                 .end("{\"relay\":\"" + spool.id() + "\",\"seq\":" + seq + ",\"pending\":" + pending
-                        + ",\"deadLettered\":" + deadLetters.countThrough(seq) + "}");
+                        + ",\"deadLettered\":" + deadLetters.countBetween(wait.from(), seq) + "}");
     }
 }

@@ -160,10 +160,10 @@ public final class DeadLetters {
         }
     }
 
-    /** Entries held in dead/ whose sequence number is at most {@code seq}. */
-    public long countThrough(long seq) {
+    /** Entries held in dead/ numbered {@code from} through {@code seq} (a job's entries; 1: all up to seq). */
+    public long countBetween(long from, long seq) {
         census();
-        return seqs.headSet(seq, true).size();
+        return seqs.subSet(from, true, seq, true).size();
     }
 
     /** The dead letters, oldest (lowest sequence number) first. */

@@ -187,6 +187,23 @@ class RelaySyncTest {
         }
     }
 
+    @Test
+    void fromCountsOnlyTheDeadLettersOfTheJobThatBeganThere() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(400));
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
+            post(relay, "an earlier job's, refused");
+            Accepted first = post(relay, "this job's, refused");
+            Accepted last = post(relay, "this job's, refused too");
+            HttpResponse<String> all = sync(relay, "seq=" + last.seq() + "&timeout=15s");
+            assertEquals(3, JSON.readTree(all.body()).get("deadLettered").asLong(), all.body());
+            HttpResponse<String> job = sync(relay, "seq=" + last.seq() + "&from=" + first.seq());
+            assertEquals(200, job.statusCode(), job.body());
+            assertEquals(2, JSON.readTree(job.body()).get("deadLettered").asLong(), job.body());
+            HttpResponse<String> backwards = sync(relay, "seq=" + first.seq() + "&from=" + last.seq());
+            assertEquals(400, backwards.statusCode(), backwards.body());
+        }
+    }
+
     // ---- refused at once ----
 
     @Test
