@@ -274,7 +274,8 @@ final class DeadCommand implements Callable<Integer> {
 
     /** {@code mcpd relay dead replay (--all | SEQ…)}. */
     @Command(name = "replay", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
-            description = {"Puts dead letters back in the spool, oldest first, with their original idempotency key"
+            description = {"Puts dead letters back in the spool, by sequence number, with their original idempotency"
+                    + " key"
                     + " and credential (an upstream that stored a copy before counts it once) and new sequence"
                     + " numbers.",
                 "Beside a running relay it hands them over in <spool-dir>/relay/replay/ and waits (up to 30 s) for the"

@@ -19,7 +19,8 @@ public final class Options {
             "ingest, probes and metrics address", "0.0.0.0:4317", ListenAddress::parse,
             Role.RELAY, Role.SERVE);
     public static final Option<String> DATA = Option.of("--data", "PATH",
-            "collector store: a file (embedded SQLite) or postgres://…; for the relay it only places the spool",
+            "the collector's store, a file (embedded SQLite) or postgres://…; the relay keeps no store, and its spool"
+                    + " goes beside this path unless --spool-dir",
             "./data/mcpd.db", McpdConfig::checkData, Role.RELAY, Role.SERVE);
     public static final Option<Path> SPOOL_DIR = Option.withoutDefault("--spool-dir", "DIR",
             "spool directory; the relay spools in DIR/relay", "<dir of --data>/<stem of --data>.spool",
