@@ -72,6 +72,13 @@ final class DeadCommand implements Callable<Integer> {
         return config;
     }
 
+    /** As {@link #config}, for a command that writes the spool: one another user could write is refused. */
+    private static McpdConfig configToWrite(CommandSpec spec) {
+        McpdConfig config = config(spec);
+        SpoolPermissions.require(config.relaySpoolDir());
+        return config;
+    }
+
     private static DeadLetters deadLetters(McpdConfig config) throws IOException {
         return DeadLetters.beside(config.relaySpoolDir()).orElseThrow(() -> new ConfigException("no dead/ in "
                 + config.relaySpoolDir() + ": this spool never kept a dead letter"));
@@ -300,7 +307,7 @@ final class DeadCommand implements Callable<Integer> {
         @Override
         public Integer call() throws IOException, InterruptedException {
             List<Long> named = selection.all ? List.of() : seqs(selection.seqs);
-            McpdConfig config = config(spec);
+            McpdConfig config = configToWrite(spec);
             Path relayDir = config.relaySpoolDir();
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
@@ -415,7 +422,7 @@ final class DeadCommand implements Callable<Integer> {
                 }
             });
             List<Long> named = which.seqs == null ? List.of() : seqs(which.seqs);
-            McpdConfig config = config(spec);
+            McpdConfig config = configToWrite(spec);
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             int status = Mcpd.EXIT_OK;

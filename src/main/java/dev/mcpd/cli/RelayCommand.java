@@ -32,6 +32,8 @@ public final class RelayCommand implements Callable<Integer> {
         if (config.upstreams().isEmpty()) {
             throw new ConfigException(NO_UPSTREAM);
         }
+        // Before the listener binds: a spool another user can write is refused in one line (the spool checks again).
+        SpoolPermissions.require(config.relaySpoolDir());
         return mcpd.runRelay(config);
     }
 }

@@ -6,6 +6,7 @@ import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.http.RoleHost;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.spool.UnsafeSpoolDirectoryException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -81,7 +82,7 @@ public final class RelayApplication implements AutoCloseable {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
         } catch (dev.mcpd.config.ConfigException e) {
-            System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used
+            System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used, a spool others can write
             return 2;
         }
         return RoleHost.runUntilStopped(relay.main, "relay");
@@ -99,6 +100,9 @@ public final class RelayApplication implements AutoCloseable {
         RelayBeans beans;
         try {
             beans = RelayBeans.open(config, tuning);
+        } catch (UnsafeSpoolDirectoryException e) {
+            server.discard();
+            throw new dev.mcpd.config.ConfigException(e.getMessage()); // one line, exit status 2: the operator's to fix
         } catch (IOException e) {
             server.discard();
             throw new RoleHost.StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": "

@@ -50,6 +50,8 @@ public final class DeadLetters {
     public record Census(long count, long bytes, Optional<Instant> oldest) {
     }
 
+    /** Where they are kept, in the relay's spool directory. */
+    public static final String DIRECTORY = "dead";
     static final String ENTRY = ".entry";
     static final String CREDENTIAL = ".cred";
     static final String WHY = ".json";
@@ -69,7 +71,7 @@ public final class DeadLetters {
     }
 
     private DeadLetters(Path relaySpoolDir, boolean owner) throws IOException {
-        this.dir = relaySpoolDir.resolve("dead");
+        this.dir = relaySpoolDir.resolve(DIRECTORY);
         if (owner) {
             SpoolFiles.createDirectory(dir);
             removeHalfWritten();
@@ -104,7 +106,7 @@ public final class DeadLetters {
      * half-written is the relay's to finish). Empty when the spool has no dead/.
      */
     public static Optional<DeadLetters> beside(Path relaySpoolDir) throws IOException {
-        if (!Files.isDirectory(relaySpoolDir.resolve("dead"))) {
+        if (!Files.isDirectory(relaySpoolDir.resolve(DIRECTORY))) {
             return Optional.empty();
         }
         return Optional.of(new DeadLetters(relaySpoolDir, false));

@@ -142,8 +142,9 @@ public final class ReplayInbox {
                 entry = DeadLetters.readEntry(entryDir, base);
             } catch (DeadLetters.Damaged e) {
                 // Not readable now, nor ever: its files go to corrupt/, for a person to look at, and the rest go on.
-                Path kept = Files.createDirectories(Quarantine.directory(dir.getParent()))
-                        .resolve("replay-" + base);
+                Path corrupt = Quarantine.directory(dir.getParent());
+                SpoolFiles.createDirectory(corrupt); // owner-only, like every directory of the spool
+                Path kept = corrupt.resolve("replay-" + base);
                 Files.move(entryDir, kept, StandardCopyOption.ATOMIC_MOVE);
                 SpoolFiles.forceDirectory(dir);
                 damaged.add(new Damaged(deadSeq, e.getMessage(), kept));

@@ -121,7 +121,10 @@ public final class Spool implements Closeable {
         return open(dir, new Options(segmentTargetBytes, Long.MAX_VALUE));
     }
 
-    /** Opens (creating if needed) the spool in {@code dir}, recovering what a previous run left there. */
+    /**
+     * Opens (creating if needed, owner-only) the spool in {@code dir}, recovering what a previous run left there.
+     * Throws {@link UnsafeSpoolDirectoryException} when another user could write it ({@link SpoolDirectoryOwnership}).
+     */
     public static Spool open(Path dir, Options options) throws IOException {
         return open(dir, options, WriteChannels.AS_OPENED);
     }
@@ -129,6 +132,8 @@ public final class Spool implements Closeable {
     /** As {@link #open(Path, Options)}, writing through {@code channels} (tests: a disk that fails). */
     static Spool open(Path dir, Options options, WriteChannels channels) throws IOException {
         SpoolFiles.createDirectory(dir);
+        // Before anything in it is read or written: another user who can write here could have planted entries.
+        SpoolDirectoryOwnership.check(dir);
         SpoolLock ownership = SpoolLock.tryAcquire(dir).orElseThrow(() -> new IOException(
                 "another relay has it open (" + SpoolLock.FILE + " is locked): one relay per spool directory"));
         try {

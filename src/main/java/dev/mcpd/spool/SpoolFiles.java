@@ -53,7 +53,11 @@ final class SpoolFiles {
         }
     }
 
-    /** Creates the directory (and missing parents) readable by the relay's user only. */
+    /**
+     * Creates the directory (and missing parents) with mode 0700, given to mkdir(2): the umask can only take bits
+     * away, so what is created always passes {@link SpoolDirectoryOwnership}, whatever the umask. One that exists
+     * keeps its mode: an unsafe one is refused, not silently chmod'ed (what another user planted would stay).
+     */
     static void createDirectory(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             try {

@@ -188,7 +188,7 @@ public final class SpoolReader {
     }
 
     private static long countDeadLetters(Path dir) throws IOException {
-        Path dead = dir.resolve("dead");
+        Path dead = dir.resolve(DeadLetters.DIRECTORY);
         if (!Files.isDirectory(dead)) {
             return 0;
         }

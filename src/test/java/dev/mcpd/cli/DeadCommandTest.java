@@ -262,4 +262,28 @@ class DeadCommandTest {
             throw new AssertionError(e);
         }
     }
+    @Test
+    void replayRefusesASpoolWhoseReplayDirectoryOthersCanWriteAndLeavesTheDeadLettersInDead() throws Exception {
+        Path replay = Files.createDirectories(relaySpool.resolve("replay"));
+        Files.setAttribute(replay, "unix:mode", 0777);
+        McpdRun refused = run(env, "relay", "dead", "replay", "--all").assertUsageError();
+        assertEquals("mcpd: spool directory " + replay + " is writable by every user (mode 0777): another user could"
+                + " add entries for the relay to deliver, or remove spooled data; fix it with: chmod 700 " + replay
+                + System.lineSeparator(), refused.err());
+        assertEquals(List.of(1L, 2L, 3L), DeadLetters.beside(relaySpool).orElseThrow().seqsOnDisk());
+        assertEquals(0, new ReplayInbox(relaySpool).waiting().entries());
+    }
+
+    @Test
+    void replayAndPurgeRefuseASpoolDirectoryOthersCanWrite() throws Exception {
+        Files.setAttribute(relaySpool, "unix:mode", 0777);
+        for (String[] command : List.of(new String[] {"replay", "1"}, new String[] {"purge", "--all"})) {
+            McpdRun refused = run(env, "relay", "dead", command[0], command[1]).assertUsageError();
+            assertTrue(refused.err().endsWith("chmod 700 " + relaySpool + System.lineSeparator()), refused.err());
+        }
+        assertEquals(List.of(1L, 2L, 3L), DeadLetters.beside(relaySpool).orElseThrow().seqsOnDisk());
+        assertFalse(Files.exists(relaySpool.resolve("dead.lock")), "refused before taking the operators' lock");
+        // Reading is still allowed: an operator looks before fixing.
+        assertEquals(0, run(env, "relay", "dead", "list").status());
+    }
 }
