@@ -33,7 +33,7 @@ class PackageDependenciesTest {
             "config", Set.of(),
             "spool", Set.of(),
             "http", Set.of("config"),
-            "ingest", Set.of("http", "delivery", "spool", "config"),
+            "ingest", Set.of("http", "spool", "config"),
             "delivery", Set.of("http", "spool", "config"),
             "observability", Set.of("http", "delivery", "spool", "config"),
             "collector", Set.of("http", "observability", "config"),

@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.SenderText;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.SpoolEntry;

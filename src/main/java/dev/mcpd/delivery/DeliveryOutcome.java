@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.Otlp;
 import dev.mcpd.http.RateLimitedLog;
 import dev.mcpd.http.SenderText;

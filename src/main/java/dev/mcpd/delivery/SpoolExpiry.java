@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.config.DurationText;
 import dev.mcpd.spool.DeadLetter;
 import dev.mcpd.spool.DeadLetters;

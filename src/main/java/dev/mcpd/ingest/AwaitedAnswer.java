@@ -1,6 +1,6 @@
 package dev.mcpd.ingest;
 
-import dev.mcpd.delivery.EntryFates;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.GrpcAnswer;
 import dev.mcpd.http.GrpcCall;

@@ -1,6 +1,6 @@
 package dev.mcpd.ingest;
 
-import dev.mcpd.delivery.EntryFates;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.RateLimitedLog;

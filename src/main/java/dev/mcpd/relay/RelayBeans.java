@@ -9,7 +9,7 @@ import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.AfterDelivery;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
-import dev.mcpd.delivery.EntryFates;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.RejectedItems;

@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.spool.EntryFates;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

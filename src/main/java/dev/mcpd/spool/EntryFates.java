@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.spool;
 
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -40,11 +40,13 @@ public final class EntryFates {
         return awaited.size();
     }
 
-    void delivered(long seq, int status, String contentType, byte[] body) {
+    /** Delivery reports that an upstream took the entry, with its answer. */
+    public void delivered(long seq, int status, String contentType, byte[] body) {
         report(seq, new Fate(false, status, contentType, body));
     }
 
-    void deadLettered(long seq, int status, String contentType, byte[] body) {
+    /** Delivery reports that the entry went to dead/, with its refusal. */
+    public void deadLettered(long seq, int status, String contentType, byte[] body) {
         report(seq, new Fate(true, status, contentType, body));
     }
 
