@@ -203,6 +203,34 @@ class SpoolListCommandTest {
     }
 
     @Test
+    void aRelayWithAnIngestKeyIsAskedWithTheKeyAndWithoutItSaysSo() throws Exception {
+        try (TestUpstream down = TestUpstream.refusing()) {
+            McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", down.url().toString(),
+                    "MCPD_INGEST_KEY", "s3cret-key"));
+            String listen = config.listen().toString();
+            try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
+                HttpResponse<String> accepted = HTTP.send(HttpRequest.newBuilder(URI.create("http://" + listen
+                        + "/v1/ingest")).header("x-mcpd-key", "s3cret-key").POST(HttpRequest.BodyPublishers
+                        .ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(202, accepted.statusCode(), accepted.body());
+                assertEquals(401, HTTP.send(HttpRequest.newBuilder(URI.create("http://" + listen + "/relay/spool"))
+                        .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode(), "no key, no targets");
+
+                List<String> without = run(cli(listen), "relay", "spool", "list").outLines();
+                assertEquals("the relay at " + listen + " answered 401: give its --ingest-key (or MCPD_INGEST_KEY) to"
+                        + " see attempts; they are unknown", without.get(without.size() - 1));
+                Map<String, String> keyed = new HashMap<>(cli(listen));
+                keyed.put("MCPD_INGEST_KEY", "s3cret-key");
+                await().atMost(PATIENCE).until(() -> !columns(run(keyed, "relay", "spool", "list").outLines().get(1))[5]
+                        .equals("0"));
+                McpdRun with = run(keyed, "relay", "spool", "list");
+                assertEquals(3, with.outLines().size(), with.out());
+                assertTrue(columns(with.outLines().get(1))[6].startsWith("upstream=" + down.url()), with.out());
+            }
+        }
+    }
+
+    @Test
     void aBadLimitIsAOneLineUsageError() {
         for (String limit : List.of("0", "-3", "x", "", "1.5", "99999999999")) {
             run(cli("127.0.0.1:9"), "relay", "spool", "list", "--limit=" + limit).assertUsageErrorLine(
