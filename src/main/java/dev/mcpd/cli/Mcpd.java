@@ -85,8 +85,12 @@ public final class Mcpd implements Callable<Integer> {
         CommandOptions.addTo(commandLine.getSubcommands().get("relay").getCommandSpec(), Options.of(Role.RELAY));
         CommandOptions.addTo(commandLine.getSubcommands().get("serve").getCommandSpec(), Options.of(Role.SERVE));
         CommandOptions.addTo(commandLine.getSubcommands().get("config").getCommandSpec(), Options.ALL);
-        CommandOptions.addTo(commandLine.getSubcommands().get("relay").getSubcommands().get("spool")
-                .getSubcommands().get("check").getCommandSpec(), List.of(Options.DATA, Options.SPOOL_DIR));
+        CommandLine spool = commandLine.getSubcommands().get("relay").getSubcommands().get("spool");
+        CommandOptions.addTo(spool.getSubcommands().get("check").getCommandSpec(),
+                List.of(Options.DATA, Options.SPOOL_DIR));
+        // list asks the running relay for attempts: where it listens, its key, whether its listener speaks HTTPS.
+        CommandOptions.addTo(spool.getSubcommands().get("list").getCommandSpec(), List.of(Options.DATA,
+                Options.SPOOL_DIR, Options.LISTEN, Options.INGEST_KEY, Options.TLS_CERT, Options.TLS_KEY));
         CommandLine dead = commandLine.getSubcommands().get("relay").getSubcommands().get("dead");
         // "Options may stand before or after the command", the commands between included: relay spool --data D check.
         for (CommandLine group : List.of(dead, commandLine.getSubcommands().get("relay").getSubcommands().get("spool"))) {
@@ -135,7 +139,7 @@ public final class Mcpd implements Callable<Integer> {
         return McpdConfig.from(CommandOptions.given(leaf, role), environment);
     }
 
-    /** The commands {@code mcpd --help} lists, the one nested command ({@code relay spool check}) among them. */
+    /** The commands {@code mcpd --help} lists, the nested ones ({@code relay spool check}, …) among them. */
     private static String commandList(CommandLine.Help help) {
         StringBuilder list = new StringBuilder();
         for (String[] command : COMMANDS) {
@@ -147,6 +151,7 @@ public final class Mcpd implements Callable<Integer> {
     private static final String[][] COMMANDS = {
         {"relay", "run the relay in the foreground"},
         {"relay spool check", "read-only fsck of the relay's spool"},
+        {"relay spool list", "the oldest entries waiting, with their attempts (--limit N, --json)"},
         {"relay dead list", "the dead letters by sequence number (--json: one object per line)"},
         {"relay dead show SEQ", "everything kept about one (--body: its stored bytes)"},
         {"relay dead replay", "put dead letters back in the spool (--all | SEQ...)"},

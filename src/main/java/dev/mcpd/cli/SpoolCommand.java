@@ -16,9 +16,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-/** {@code mcpd relay spool}: look at the relay's spool; {@code mcpd relay spool check} is its fsck. */
+/**
+ * {@code mcpd relay spool}: look at the relay's spool; {@code mcpd relay spool check} is its fsck, {@code mcpd relay
+ * spool list} shows what waits in it ({@link SpoolListCommand}).
+ */
 @Command(name = "spool", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
-        subcommands = SpoolCommand.Check.class,
+        subcommands = {SpoolCommand.Check.class, SpoolListCommand.class},
         description = "Look at the relay's spool (<spool-dir>/relay) without changing it.")
 final class SpoolCommand implements Callable<Integer> {
 
@@ -28,7 +31,7 @@ final class SpoolCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("mcpd: name a spool command: check (see 'mcpd relay spool --help')");
+        err.println("mcpd: name a spool command: check or list (see 'mcpd relay spool --help')");
         err.flush();
         return Mcpd.EXIT_USAGE;
     }

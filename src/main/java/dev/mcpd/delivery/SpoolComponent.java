@@ -22,9 +22,10 @@ public final class SpoolComponent extends DefaultComponent {
      * @param maxBodyBytes the largest entry there can be ({@code --max-body-bytes})
      * @param board        the upstreams: whether the first ready one takes batches
      * @param packer       how entries are packed into batches
+     * @param attempts     each entry's failed attempts, forgotten when it leaves the spool
      */
     public record Lanes(DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes, UpstreamBoard board,
-                        ShipmentPacker packer) {
+                        ShipmentPacker packer, EntryAttempts attempts) {
     }
 
     public SpoolComponent(Spool spool, Lanes lanes) {

@@ -52,6 +52,7 @@ final class SpoolConsumer extends DefaultConsumer {
     private final long maxBodyBytes;
     private final UpstreamBoard board;
     private final ShipmentPacker packer;
+    private final EntryAttempts attempts;
     /**
      * Entries whose batch or merge could not go as one, and how many entries the request that carries each may hold
      * next time (1: alone). Taken out when they are packed.
@@ -70,6 +71,7 @@ final class SpoolConsumer extends DefaultConsumer {
         this.maxBodyBytes = lanes.maxBodyBytes();
         this.board = lanes.board();
         this.packer = lanes.packer();
+        this.attempts = lanes.attempts();
     }
 
     @Override
@@ -201,6 +203,7 @@ final class SpoolConsumer extends DefaultConsumer {
                     spool.release(entry.seq());
                     continue;
                 }
+                attempts.finished(entry.seq());
                 try {
                     spool.done(entry.seq());
                 } catch (IOException | RuntimeException e) {

@@ -4,6 +4,7 @@ import dev.mcpd.http.RateLimitedLog;
 import dev.mcpd.http.RelayBatch;
 import dev.mcpd.http.RequestTarget;
 import dev.mcpd.http.RootCause;
+import dev.mcpd.spool.SpoolEntry;
 import java.net.SocketTimeoutException;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -53,9 +54,12 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     private final Map<Long, Set<Integer>> triedBySeq = new ConcurrentHashMap<>();
 
     private final SpoolExpiry expiry;
+    private final EntryAttempts attempts;
 
-    public UpstreamFailover(UpstreamBoard board, StatusPolicy statuses, SpoolExpiry expiry, InstantSource clock) {
+    public UpstreamFailover(UpstreamBoard board, StatusPolicy statuses, SpoolExpiry expiry, EntryAttempts attempts,
+                            InstantSource clock) {
         this.expiry = expiry;
+        this.attempts = attempts;
         this.board = board;
         this.statuses = statuses;
         this.clock = clock;
@@ -176,6 +180,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                 slot.unused(); // down or broken, not overloaded: its wait deals with that, its window stays
             }
             retryElsewhere(attempt, shipment.size());
+            recordFailure(shipment.entries(), upstream, attempt.cause());
             tried.add(upstream.order());
             throw new RetryElsewhere(upstream.label() + ": " + attempt.cause());
         }
@@ -185,9 +190,11 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             // The request as a whole was refused (its framing, its size, its key): each entry goes alone and gets
             // its own answer; none is dead-lettered for the batch.
             board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), 0);
+            recordFailure(shipment.entries(), upstream, attempt.cause() + " to a batch of " + shipment.size());
             throw new SendAlone(upstream.label() + " refused the batch with " + attempt.cause());
         }
         if (shipment.merge() && attempt.kind() == Attempt.Kind.PERMANENT) {
+            recordFailure(shipment.entries(), upstream, attempt.cause() + " to a merge of " + shipment.size());
             throw splitOrAlone(upstream, shipment, attempt);
         }
         if (batchAnswer.isPresent()) {
@@ -243,10 +250,25 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         if (retryable.isEmpty()) {
             return;
         }
+        for (int i = 0; i < batch.entries().size(); i++) {
+            int entryStatus = batch.entries().get(i).status();
+            if (statuses.classify(entryStatus) == Attempt.Kind.RETRYABLE) {
+                recordFailure(List.of(shipment.entries().get(i)), upstream, entryStatus + " for it in a batch");
+            }
+        }
         int status = retryable.get(0).status();
         board.failed(upstream, retryable.size() + " of the batch's " + shipment.size() + " entries answered " + status,
                 OptionalInt.of(status), RetryAfter.parse(answer.retryAfter(), clock.instant()), latency,
                 retryable.size());
+    }
+
+    /**
+     * Counted per failed attempt only, off the success path: a delivery never records anything here (the spool
+     * consumer's one removal per finished entry is all it costs).
+     */
+    private void recordFailure(List<SpoolEntry> entries, Upstream upstream, String what) {
+        String line = "upstream=" + upstream.label() + " " + what;
+        entries.forEach(entry -> attempts.failed(entry, line));
     }
 
     private void retryElsewhere(Attempt attempt, int entries) {

@@ -113,7 +113,7 @@ public final class RelayApplication implements AutoCloseable {
         }
         server.closeWith(beans);
         // Every step of these routes answers at once or waits without blocking a thread.
-        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/relay/status");
+        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/relay/status", "/relay/spool");
         server.tlsReload().watch(beans.upstreamTls()).bindTo(beans.metrics());
         beans.bindTo(server::bind);
         beans.ownGets().forEach(server::ownGet);

@@ -9,6 +9,7 @@ import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.AfterDelivery;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
+import dev.mcpd.delivery.EntryAttempts;
 import dev.mcpd.spool.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.ShipmentPacker;
@@ -36,6 +37,7 @@ import dev.mcpd.ingest.SpoolWriteStep;
 import dev.mcpd.ingest.WaitRequest;
 import dev.mcpd.observability.RelayMetrics;
 import dev.mcpd.observability.RelayReadiness;
+import dev.mcpd.observability.RelaySpoolAnswer;
 import dev.mcpd.observability.RelayStatus;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.ReplayInbox;
@@ -58,7 +60,7 @@ public final class RelayBeans implements AutoCloseable {
 
     /** The relay's own paths, beside the probes: {@code /relay} and everything below it ({@code /relay/status}). */
     public static final RolePaths PATHS = new RolePaths(Set.of(), List.of("/relay"),
-            List.of("/relay/status", "/relay/sync?seq=N"));
+            List.of("/relay/status", "/relay/spool?limit=N", "/relay/sync?seq=N"));
 
     private final McpdConfig config;
     private final RelayApplication.Tuning tuning;
@@ -71,6 +73,7 @@ public final class RelayBeans implements AutoCloseable {
     private final IngestTally ingestTally = new IngestTally();
     private final RelaySync relaySync;
     private final EntryFates fates = new EntryFates();
+    private final EntryAttempts attempts;
     private final SpoolExpiry expiry;
     private final RejectedItems rejectedItems;
     private final ReplayInbox replayInbox;
@@ -88,8 +91,10 @@ public final class RelayBeans implements AutoCloseable {
                 config.unhealthyThreshold());
         this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, tuning.deliveryTimeout());
         this.workers = new DeliveryWorkers(config.workers());
+        this.attempts = new EntryAttempts(InstantSource.system());
         // Receive times are the wall clock's (the ingest route's), so their age is too.
-        this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, InstantSource.system());
+        this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, attempts,
+                InstantSource.system());
         this.replayInbox = new ReplayInbox(config.relaySpoolDir());
         this.rejectedItems = new RejectedItems(config.upstreams().size());
         RelayMetrics.bind(metrics, spool, board, deadLetters, expiry, rejectedItems, tuning.clock());
@@ -122,9 +127,11 @@ public final class RelayBeans implements AutoCloseable {
         // delivery
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
                 DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
-                new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()))));
+                new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()),
+                attempts)));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
-        bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, tuning.clock()));
+        bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, attempts,
+                tuning.clock()));
         bind.accept("upstreamHttp", upstreamHttp);
         bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates, rejectedItems));
         bind.accept("afterDelivery", new AfterDelivery());
@@ -136,6 +143,7 @@ public final class RelayBeans implements AutoCloseable {
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
+        bind.accept("relaySpool", new RelaySpoolAnswer(spool, attempts, InstantSource.system()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board))
                 .detailOnlyFor(new SenderKeyCheck(config.ingestKey())));
         bind.accept("metricsScrape", new MetricsScrape(metrics));

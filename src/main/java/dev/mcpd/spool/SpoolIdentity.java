@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +28,16 @@ final class SpoolIdentity {
     private static final Logger LOG = LoggerFactory.getLogger(SpoolIdentity.class);
 
     private SpoolIdentity() {
+    }
+
+    /** The id the spool in {@code dir} has now, read without making one; empty when it has none (or a damaged one). */
+    static Optional<String> read(Path dir) throws IOException {
+        Path file = dir.resolve(FILE);
+        if (!Files.exists(file)) {
+            return Optional.empty();
+        }
+        String id = Files.readString(file, StandardCharsets.US_ASCII).strip();
+        return FORM.matcher(id).matches() ? Optional.of(id) : Optional.empty();
     }
 
     /** The id of the spool in {@code dir}, made now if it has none (or an unreadable one). */

@@ -53,7 +53,67 @@ public final class SpoolReader {
         }
     }
 
+    /**
+     * The oldest entries waiting, and how many wait in all.
+     *
+     * @param oldest  at most the number asked for, oldest first
+     * @param waiting every entry waiting (not yet delivered nor dead-lettered), those listed among them
+     */
+    public record Oldest(List<WaitingEntry> oldest, long waiting) {
+    }
+
     private SpoolReader() {
+    }
+
+    /**
+     * The {@code limit} oldest entries waiting in a spool directory, without their bodies, and how many wait in all.
+     * Every segment is scanned (as {@link #check} does) to count them; only the entries listed are decoded. An entry
+     * whose record fails its checksum when read is left out, as the relay would take it out of delivery.
+     *
+     * @throws NoSuchFileException when {@code dir} is not a directory
+     */
+    public static Oldest oldest(Path dir, int limit) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            throw new NoSuchFileException(dir.toString(), null, "no spool directory");
+        }
+        List<WaitingEntry> oldest = new ArrayList<>();
+        long waiting = 0;
+        for (SegmentScan scan : SegmentScan.scanAll(dir)) {
+            try {
+                BitSet done = acknowledged(dir, scan);
+                try (FileChannel channel = FileChannel.open(scan.segment(), StandardOpenOption.READ)) {
+                    for (int i = 0; i < scan.entries().size(); i++) {
+                        if (done.get(i)) {
+                            continue;
+                        }
+                        waiting++;
+                        if (oldest.size() < limit) {
+                            readWaiting(channel, scan.entries().get(i)).ifPresent(oldest::add);
+                        }
+                    }
+                }
+            } catch (NoSuchFileException e) {
+                // Delivered and deleted while it was being read (a running relay).
+            }
+        }
+        return new Oldest(oldest, waiting);
+    }
+
+    private static Optional<WaitingEntry> readWaiting(FileChannel channel, EntryLocation location)
+            throws IOException {
+        try {
+            RecordCodec.DecodedEntry entry = RecordCodec.decodeEntry(RecordScanner.readPayload(channel,
+                    location.offset(), location.size(), RecordCodec.ENTRY_MAGIC));
+            return Optional.of(new WaitingEntry(entry.seq(), entry.receivedAtMillis(), entry.method(), entry.target(),
+                    entry.body().length));
+        } catch (CorruptRecordException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The spool's identity ({@code mcpd-relay-id}) as its {@code id} file holds it; empty when it has none yet. */
+    public static Optional<String> id(Path dir) throws IOException {
+        return SpoolIdentity.read(dir);
     }
 
     public static Contents read(Path dir) throws IOException {

@@ -144,9 +144,10 @@ class CommandLineErrorsTest {
     }
 
     @Test
-    void theTopLevelHelpNamesTheNestedSpoolCheck() {
+    void theTopLevelHelpNamesTheNestedSpoolCommands() {
         String help = run(Map.of(), "--help").out();
         assertTrue(help.contains("  relay spool check   read-only fsck of the relay's spool"), help);
+        assertTrue(help.contains("  relay spool list    the oldest entries waiting, with their attempts"), help);
     }
 
     @Test
