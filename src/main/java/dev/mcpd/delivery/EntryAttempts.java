@@ -21,8 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class EntryAttempts {
 
-    /** Past this many records a new entry's failures are not recorded (it shows 0 attempts). */
-    static final int MAX_RECORDS = 100_000;
+    /**
+     * Past this many records a new entry's failures are not recorded (it shows 0 attempts). A record holds the
+     * entry's target, up to the 4 KiB a request line may have: 10 000 of them are 40 MiB at the very worst.
+     */
+    static final int MAX_RECORDS = 10_000;
 
     /**
      * One entry's failed attempts.
