@@ -12,7 +12,6 @@ import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolLock;
-import dev.mcpd.spool.SpoolReader;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -312,44 +311,23 @@ final class DeadCommand implements Callable<Integer> {
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             ReplayInbox inbox = new ReplayInbox(relayDir);
-            int status = Mcpd.EXIT_OK;
-            List<Long> handed = new ArrayList<>();
-            try (SpoolLock turn = SpoolLock.operators(relayDir)) {
-                DeadLetters dead = deadLetters(config);
-                List<Long> seqs = selection.all ? dead.seqsOnDisk() : named;
-                long used = SpoolReader.check(relayDir).bytes() + inbox.waiting().bytes();
-                for (int i = 0; i < seqs.size(); i++) {
-                    long seq = seqs.get(i);
-                    OptionalLong size = dead.entryBytes(seq);
-                    if (size.isEmpty()) {
-                        notFound(err, seq);
-                        status = Mcpd.EXIT_FAILURE;
-                        continue;
-                    }
-                    Optional<String> damaged = dead.find(seq).flatMap(DeadLetter::damaged);
-                    if (damaged.isPresent()) {
-                        // The relay could not read it either: handed over, it would only be moved to corrupt/.
-                        err.println("mcpd: " + seq + " is damaged and stays in dead/: " + printable(damaged.get()));
-                        status = Mcpd.EXIT_FAILURE;
-                        continue;
-                    }
-                    if (used + size.getAsLong() > config.spoolMaxBytes()) {
-                        err.println("mcpd: replay stopped at " + seq + ": it needs " + size.getAsLong()
-                                + " bytes and the spool has room for " + Math.max(0, config.spoolMaxBytes() - used)
-                                + " (--spool-max-bytes " + ByteSize.format(config.spoolMaxBytes()) + "); "
-                                + handed.size() + " replayed, " + (seqs.size() - i) + " left in dead/");
-                        status = Mcpd.EXIT_FAILURE;
-                        break;
-                    }
-                    if (inbox.handOver(dead, seq)) {
-                        handed.add(seq);
-                        used += size.getAsLong();
-                    } else {
-                        notFound(err, seq);
-                        status = Mcpd.EXIT_FAILURE;
-                    }
+            ReplayInbox.Replay replay = inbox.replay(deadLetters(config),
+                    selection.all ? Optional.empty() : Optional.of(named), config.spoolMaxBytes());
+            for (ReplayInbox.Left left : replay.left()) {
+                if (left.damage().isPresent()) {
+                    err.println("mcpd: " + left.seq() + " is damaged and stays in dead/: "
+                            + printable(left.damage().get()));
+                } else {
+                    notFound(err, left.seq());
                 }
             }
+            replay.stoppedForRoom().ifPresent(stop -> err.println("mcpd: replay stopped at " + stop.seq()
+                    + ": it needs " + stop.needs() + " bytes and the spool has room for " + stop.room()
+                    + " (--spool-max-bytes " + ByteSize.format(config.spoolMaxBytes()) + "); "
+                    + replay.handedOver().size() + " replayed, " + stop.left() + " left in dead/"));
+            List<Long> handed = replay.handedOver();
+            int status = replay.left().isEmpty() && replay.stoppedForRoom().isEmpty() ? Mcpd.EXIT_OK
+                    : Mcpd.EXIT_FAILURE;
             report(out, relayDir, inbox, handed);
             out.flush();
             err.flush();

@@ -58,10 +58,66 @@ public final class ReplayInbox {
     public record Waiting(int entries, long bytes) {
     }
 
+    /**
+     * What a replay did: the dead letters handed over, in order; those it left in dead/ for a reason of their own;
+     * and, when it stopped because the spool's bound had no room for the next, where.
+     */
+    public record Replay(List<Long> handedOver, List<Left> left, Optional<Stop> stoppedForRoom) {
+    }
+
+    /** A dead letter left in dead/: not there (purged, or replayed by another), or damaged, with why. */
+    public record Left(long seq, Optional<String> damage) {
+    }
+
+    /** Dead letter {@code seq} needs {@code needs} bytes, the bound had {@code room}; it and {@code left} more stay. */
+    public record Stop(long seq, long needs, long room, int left) {
+    }
+
+    private final Path spoolDir;
     private final Path dir;
 
     public ReplayInbox(Path relaySpoolDir) {
+        this.spoolDir = relaySpoolDir;
         this.dir = relaySpoolDir.resolve(DIRECTORY);
+    }
+
+    /**
+     * Hands dead letters over, in order — those named, or every one in dead/ — as far as the spool's bound has room for
+     * them: what the spool's files hold and what waits here already count, as the relay will count them. A damaged
+     * dead letter stays in dead/ (the relay could not read it either: handed over, it would only be moved to
+     * corrupt/). Replays and purges take turns on the operators' lock, so two never hand over the same letter.
+     */
+    public Replay replay(DeadLetters dead, Optional<List<Long>> named, long spoolMaxBytes) throws IOException {
+        List<Long> handed = new ArrayList<>();
+        List<Left> left = new ArrayList<>();
+        try (SpoolLock turn = SpoolLock.operators(spoolDir)) {
+            List<Long> seqs = named.isPresent() ? named.get() : dead.seqsOnDisk();
+            long used = SpoolReader.check(spoolDir).bytes() + waiting().bytes();
+            for (int i = 0; i < seqs.size(); i++) {
+                long seq = seqs.get(i);
+                OptionalLong size = dead.entryBytes(seq);
+                if (size.isEmpty()) {
+                    left.add(new Left(seq, Optional.empty()));
+                    continue;
+                }
+                Optional<String> damage = dead.find(seq).flatMap(DeadLetter::damaged);
+                if (damage.isPresent()) {
+                    left.add(new Left(seq, damage));
+                    continue;
+                }
+                if (used + size.getAsLong() > spoolMaxBytes) {
+                    return new Replay(handed, left, Optional.of(new Stop(seq, size.getAsLong(),
+                            Math.max(0, spoolMaxBytes - used), seqs.size() - i)));
+                }
+                if (handOver(dead, seq)) {
+                    handed.add(seq);
+                    used += size.getAsLong();
+                } else {
+                    left.add(new Left(seq, Optional.empty()));
+                }
+            }
+        }
+        return new Replay(handed, left, Optional.empty());
     }
 
     public Path directory() {
