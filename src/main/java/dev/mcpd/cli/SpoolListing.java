@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.mcpd.http.SenderText;
+import dev.mcpd.logs.SenderText;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.spool.WaitingEntry;
 import java.io.PrintWriter;

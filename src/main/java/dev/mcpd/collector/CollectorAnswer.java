@@ -1,8 +1,9 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.http.OtlpAnswer;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
-import dev.mcpd.http.Otlp;
+import dev.mcpd.wire.Otlp;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -16,7 +17,7 @@ public final class CollectorAnswer implements Processor {
     public void process(Exchange exchange) {
         Archived archived = exchange.getProperty(ArchiveStep.ARCHIVED, Archived.class);
         if (Otlp.isExportPath(IngestTargetCheck.of(exchange).path())) {
-            Otlp.partialSuccess(exchange);
+            OtlpAnswer.partialSuccess(exchange);
             return;
         }
         Answers.write(exchange.getMessage(), 200, Answers.JSON, Answers.text("{\"accepted\":" + archived.accepted()

@@ -2,9 +2,9 @@ package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
-import dev.mcpd.http.Otlp;
-import dev.mcpd.http.RelayBatch;
-import dev.mcpd.http.RequestTarget;
+import dev.mcpd.wire.Otlp;
+import dev.mcpd.wire.RelayBatch;
+import dev.mcpd.wire.RequestTarget;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 

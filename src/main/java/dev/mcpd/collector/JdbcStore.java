@@ -2,7 +2,7 @@ package dev.mcpd.collector;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.mcpd.http.RootCause;
+import dev.mcpd.logs.RootCause;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

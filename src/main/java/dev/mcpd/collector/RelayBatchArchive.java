@@ -1,7 +1,7 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
-import dev.mcpd.http.RateLimitedLog;
+import dev.mcpd.logs.RateLimitedLog;
 import java.time.Duration;
 import java.util.List;
 import org.apache.camel.Exchange;

@@ -1,8 +1,8 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
-import dev.mcpd.http.RelayBatch;
-import dev.mcpd.http.RequestTarget;
+import dev.mcpd.wire.RelayBatch;
+import dev.mcpd.wire.RequestTarget;
 import dev.mcpd.http.VertxExchange;
 import java.util.ArrayList;
 import java.util.List;

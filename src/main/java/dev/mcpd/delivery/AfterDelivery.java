@@ -1,6 +1,6 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.http.ExtensionPoint;
+import dev.mcpd.routing.ExtensionPoint;
 import dev.mcpd.spool.SpoolEntry;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,13 +1,13 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.spool.EntryFates;
-import dev.mcpd.http.SenderText;
+import dev.mcpd.logs.SenderText;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
 import java.time.InstantSource;
 import org.apache.camel.Exchange;
-import dev.mcpd.http.Resume;
+import dev.mcpd.routing.Resume;
 import java.util.List;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.support.AsyncProcessorSupport;

@@ -1,9 +1,9 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.spool.EntryFates;
-import dev.mcpd.http.Otlp;
-import dev.mcpd.http.RateLimitedLog;
-import dev.mcpd.http.SenderText;
+import dev.mcpd.wire.Otlp;
+import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.logs.SenderText;
 import dev.mcpd.spool.SpoolEntry;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.http.RateLimitedLog;
+import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.http.RequestTarget;
+import dev.mcpd.wire.RequestTarget;
 import dev.mcpd.spool.SpoolEntry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,7 +1,7 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.http.RequestTarget.InvalidTarget;
-import dev.mcpd.http.RequestTarget;
+import dev.mcpd.wire.RequestTarget.InvalidTarget;
+import dev.mcpd.wire.RequestTarget;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Objects;

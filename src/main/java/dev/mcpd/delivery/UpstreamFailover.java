@@ -1,9 +1,9 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.http.RateLimitedLog;
-import dev.mcpd.http.RelayBatch;
-import dev.mcpd.http.RequestTarget;
-import dev.mcpd.http.RootCause;
+import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.wire.RelayBatch;
+import dev.mcpd.wire.RequestTarget;
+import dev.mcpd.logs.RootCause;
 import dev.mcpd.spool.SpoolEntry;
 import java.net.SocketTimeoutException;
 import java.net.URISyntaxException;

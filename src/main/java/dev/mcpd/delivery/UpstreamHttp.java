@@ -1,7 +1,7 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.http.Http2Windows;
-import dev.mcpd.http.RootCause;
+import dev.mcpd.wire.Http2Windows;
+import dev.mcpd.logs.RootCause;
 import io.netty.handler.codec.http2.Http2Exception;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;

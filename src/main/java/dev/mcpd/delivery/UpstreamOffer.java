@@ -10,7 +10,7 @@ package dev.mcpd.delivery;
 public record UpstreamOffer(Http2 http2, boolean batches) {
 
     /** The header in which an mcpd collector names what it takes, space-separated: {@code h2c}, … */
-    public static final String CAPABILITIES_HEADER = dev.mcpd.http.ProbeAnswer.CAPABILITIES_HEADER;
+    public static final String CAPABILITIES_HEADER = dev.mcpd.wire.Capabilities.HEADER;
 
     public static final UpstreamOffer UNKNOWN = new UpstreamOffer(Http2.NONE, false);
 

@@ -2,8 +2,8 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.config.McpdVersion;
 import dev.mcpd.config.UpstreamProbeAddress;
-import dev.mcpd.http.RelayBatch;
-import dev.mcpd.http.RequestTarget;
+import dev.mcpd.wire.RelayBatch;
+import dev.mcpd.wire.RequestTarget;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,7 +1,7 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.config.Secret;
-import dev.mcpd.http.RelayBatch;
+import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
 import io.vertx.core.buffer.Buffer;

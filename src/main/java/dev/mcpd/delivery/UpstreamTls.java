@@ -2,8 +2,8 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.config.Options;
 import dev.mcpd.config.TlsFiles;
-import dev.mcpd.http.TlsMaterial;
-import dev.mcpd.http.TlsUse;
+import dev.mcpd.tls.TlsMaterial;
+import dev.mcpd.tls.TlsUse;
 import io.vertx.core.net.SSLOptions;
 import io.vertx.core.http.HttpClientOptions;
 import java.time.Instant;

@@ -1,5 +1,7 @@
 package dev.mcpd.http;
 
+import dev.mcpd.logs.SenderText;
+import dev.mcpd.routing.Resume;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.routing.Resume;
 import java.util.Set;
 import org.apache.camel.Processor;
 import org.apache.camel.component.platform.http.PlatformHttpEndpoint;

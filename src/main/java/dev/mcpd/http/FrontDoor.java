@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.logs.SenderText;
 import io.vertx.core.Handler;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;

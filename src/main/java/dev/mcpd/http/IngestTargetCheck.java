@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.wire.RequestTarget;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import org.apache.camel.Exchange;

@@ -1,5 +1,10 @@
 package dev.mcpd.http;
 
+import dev.mcpd.logs.SenderText;
+import dev.mcpd.tls.RotatingKeyManager;
+import dev.mcpd.tls.RotatingTrustManager;
+import dev.mcpd.tls.TlsMaterial;
+import dev.mcpd.tls.TlsUse;
 import dev.mcpd.config.Options;
 import dev.mcpd.config.TlsFiles;
 import io.vertx.core.http.ClientAuth;

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.wire.Http2Windows;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.wire.Capabilities;
 import java.util.function.Supplier;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
@@ -16,7 +17,6 @@ public final class ProbeAnswer implements Processor {
     public record Verdict(int status, String line) {
     }
 
-    public static final String CAPABILITIES_HEADER = "Mcpd-Capabilities";
 
     private final Supplier<Verdict> verdict;
     private final String capabilities;
@@ -61,7 +61,7 @@ public final class ProbeAnswer implements Processor {
         }
         Answers.line(answer, v.status(), line);
         if (!capabilities.isEmpty()) {
-            answer.setHeader(CAPABILITIES_HEADER, capabilities);
+            answer.setHeader(Capabilities.HEADER, capabilities);
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.mcpd.http;
 
+import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.logs.SenderText;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.routing.Resume;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

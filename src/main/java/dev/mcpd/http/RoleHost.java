@@ -1,5 +1,7 @@
 package dev.mcpd.http;
 
+import dev.mcpd.logs.RootCause;
+import dev.mcpd.tls.TlsReload;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
 import io.vertx.ext.web.RoutingContext;

@@ -4,7 +4,7 @@ import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.GrpcAnswer;
 import dev.mcpd.http.GrpcCall;
-import dev.mcpd.http.Resume;
+import dev.mcpd.routing.Resume;
 import dev.mcpd.http.VertxExchange;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;

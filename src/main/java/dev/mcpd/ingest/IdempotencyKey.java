@@ -3,7 +3,7 @@ package dev.mcpd.ingest;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.RequestFormat;
-import dev.mcpd.http.SenderIdempotencyKey;
+import dev.mcpd.wire.SenderIdempotencyKey;
 import dev.mcpd.http.VertxExchange;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,8 +1,9 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.http.OtlpAnswer;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
-import dev.mcpd.http.Otlp;
+import dev.mcpd.wire.Otlp;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -30,7 +31,7 @@ public final class IngestAnswer implements Processor {
     @Override
     public void process(Exchange exchange) {
         Message answer = Otlp.isExportPath(IngestTargetCheck.of(exchange).path())
-                ? Otlp.partialSuccess(exchange)
+                ? OtlpAnswer.partialSuccess(exchange)
                 : Answers.write(exchange.getMessage(), 202, Answers.JSON, Answers.text(NATIVE_BODY));
         answer.setHeader("mcpd-relay", "spooled");
         answer.setHeader(SEQ_HEADER, exchange.getProperty(SpoolWriteStep.SEQ, Long.class));

@@ -2,7 +2,7 @@ package dev.mcpd.ingest;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.VertxExchange;
-import dev.mcpd.http.WaitDuration;
+import dev.mcpd.wire.WaitDuration;
 import java.time.Duration;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;

@@ -2,7 +2,7 @@ package dev.mcpd.observability;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.SenderKeyCheck;
-import dev.mcpd.http.WaitDuration;
+import dev.mcpd.wire.WaitDuration;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import io.micrometer.core.instrument.Gauge;

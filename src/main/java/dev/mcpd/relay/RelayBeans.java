@@ -24,7 +24,7 @@ import dev.mcpd.delivery.UpstreamHttp;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.delivery.UpstreamTls;
-import dev.mcpd.http.ExtensionPoint;
+import dev.mcpd.routing.ExtensionPoint;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;

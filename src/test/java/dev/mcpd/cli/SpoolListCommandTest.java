@@ -12,7 +12,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.Backoff;
-import dev.mcpd.http.SenderText;
+import dev.mcpd.logs.SenderText;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.spool.Spool;

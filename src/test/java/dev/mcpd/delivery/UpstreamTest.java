@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.http.RequestTarget;
+import dev.mcpd.wire.RequestTarget;
 import java.net.URI;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -10,7 +10,7 @@ import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
 import dev.mcpd.collector.CollectorApplication;
-import dev.mcpd.http.TlsMaterial;
+import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;

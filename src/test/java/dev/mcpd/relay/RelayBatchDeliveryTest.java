@@ -14,7 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.collector.RunningCollector;
 import dev.mcpd.collector.StoredBatches;
-import dev.mcpd.http.RelayBatch;
+import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.Ports;

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.Backoff;
-import dev.mcpd.http.TlsMaterial;
+import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.TestCertificates;
@@ -319,12 +319,12 @@ class TlsTest {
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(202, after.statusCode(), "the open connection keeps working");
             assertEquals("CN=relay.internal", peer(after.sslSession().orElseThrow()), "on its own handshake");
-            assertTrue(log.events("dev.mcpd.http", ch.qos.logback.classic.Level.INFO).stream()
+            assertTrue(log.events("dev.mcpd.tls", ch.qos.logback.classic.Level.INFO).stream()
                     .anyMatch(e -> e.getFormattedMessage().startsWith("tls reloaded listener: certificate CN=relay.renewed")));
 
             // Half a file is not taken: the good certificate stays.
             Files.writeString(cert, "-----BEGIN CERTIFICATE-----\nMIIB\n");
-            await().atMost(Duration.ofSeconds(30)).until(() -> log.events("dev.mcpd.http",
+            await().atMost(Duration.ofSeconds(30)).until(() -> log.events("dev.mcpd.tls",
                     ch.qos.logback.classic.Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
                     .contains("listener keeps the files it has")));
             assertEquals(200, trusting(HttpClient.Version.HTTP_1_1, Optional.empty()).send(HttpRequest.newBuilder(

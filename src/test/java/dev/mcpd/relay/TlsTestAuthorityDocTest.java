@@ -12,7 +12,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.cli.WrittenCommand;
 import dev.mcpd.collector.CollectorApplication;
-import dev.mcpd.http.TlsMaterial;
+import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;

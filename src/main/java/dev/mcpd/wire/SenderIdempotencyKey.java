@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
 /**
  * The {@code Idempotency-Key} a sender may give, as both roles take it: 1 to {@value #MAX_LENGTH} visible

@@ -1,5 +1,6 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
+import dev.mcpd.wire.WaitDuration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.tls;
 
 import java.net.Socket;
 import java.security.Principal;
@@ -19,7 +19,7 @@ import javax.net.ssl.X509ExtendedKeyManager;
  * {@code NullPointerException} (a handshake refused, a stack trace in the log) — {@code TlsTest}'s handshakes during
  * a change met it at once. The server's context is built once with this key manager and never replaced.
  */
-final class RotatingKeyManager extends X509ExtendedKeyManager {
+public final class RotatingKeyManager extends X509ExtendedKeyManager {
 
     private record Generation(long number, X509ExtendedKeyManager keys) {
 
@@ -31,12 +31,12 @@ final class RotatingKeyManager extends X509ExtendedKeyManager {
     private volatile Generation current;
     private volatile Generation previous;
 
-    RotatingKeyManager(KeyManagerFactory first) {
+    public RotatingKeyManager(KeyManagerFactory first) {
         current = new Generation(0, extended(first));
     }
 
     /** New handshakes present {@code next}; one that already chose the previous identity finishes with it. */
-    synchronized void use(KeyManagerFactory next) {
+    public synchronized void use(KeyManagerFactory next) {
         Generation now = current;
         previous = now;
         current = new Generation(now.number() + 1, extended(next));

@@ -1,5 +1,6 @@
-package dev.mcpd.http;
+package dev.mcpd.tls;
 
+import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.config.ConfigException;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.routing;
 
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;

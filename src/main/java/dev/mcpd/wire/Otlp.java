@@ -1,12 +1,10 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Set;
-import org.apache.camel.Exchange;
-import org.apache.camel.Message;
 
-/** What both roles know of OTLP/HTTP: its export paths, and the answer an OpenTelemetry exporter expects. */
+/** What both roles know of OTLP/HTTP: its export paths, and the form of the answer an OpenTelemetry exporter expects. */
 public final class Otlp {
 
     private static final Set<String> EXPORT_PATHS = Set.of("/v1/traces", "/v1/logs", "/v1/metrics");
@@ -22,7 +20,7 @@ public final class Otlp {
 
     /** The content type of the answer to an OTLP request of this content type: JSON for JSON, else protobuf. */
     public static String answerContentType(String requestContentType) {
-        return isJson(requestContentType) ? Answers.JSON : "application/x-protobuf";
+        return isJson(requestContentType) ? "application/json" : "application/x-protobuf";
     }
 
     /** An empty partial-success response in the answer's form: {@code {"partialSuccess":{}}}, or zero bytes. */
@@ -32,19 +30,5 @@ public final class Otlp {
 
     private static boolean isJson(String contentType) {
         return contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("application/json");
-    }
-
-    /**
-     * The answer an OpenTelemetry exporter expects: 200 with an empty partial-success response, JSON when the request
-     * was JSON, else protobuf (an empty {@code Export*ServiceResponse}: all its fields absent, zero bytes); to a gRPC
-     * Export call, {@code OK} with that empty response. Returns the message, for headers of its own.
-     */
-    public static Message partialSuccess(Exchange exchange) {
-        if (GrpcCall.of(exchange) != null) {
-            return GrpcAnswer.ok(exchange);
-        }
-        String requestContentType = VertxExchange.request(exchange).getHeader("Content-Type");
-        return Answers.write(exchange.getMessage(), 200, answerContentType(requestContentType),
-                Answers.of(emptyAnswer(requestContentType)));
     }
 }

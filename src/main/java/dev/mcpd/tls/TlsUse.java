@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.tls;
 
 import java.time.Instant;
 import java.util.Optional;

@@ -1,5 +1,7 @@
-package dev.mcpd.http;
+package dev.mcpd.tls;
 
+import dev.mcpd.tls.RotatingKeyManager;
+import dev.mcpd.tls.TlsMaterial;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.logs;
 
 import java.util.Locale;
 

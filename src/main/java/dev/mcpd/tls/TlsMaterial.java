@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.tls;
 
 import dev.mcpd.config.ConfigException;
 import io.vertx.core.buffer.Buffer;
@@ -75,7 +75,7 @@ public final class TlsMaterial {
             return other != null && Arrays.equals(cert, other.cert) && Arrays.equals(key, other.key);
         }
 
-        KeyManagerFactory keyManagers() {
+        public KeyManagerFactory keyManagers() {
             try {
                 return options().getKeyManagerFactory(null);
             } catch (Exception e) {
@@ -102,7 +102,7 @@ public final class TlsMaterial {
         }
 
         /** The JDK's trust managers for these authorities (Vert.x's would need a Vert.x instance to read bytes). */
-        TrustManagerFactory trustManagers() {
+        public TrustManagerFactory trustManagers() {
             try {
                 KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
                 store.load(null, null);

@@ -1,5 +1,6 @@
-package dev.mcpd.http;
+package dev.mcpd.logs;
 
+import dev.mcpd.logs.SenderText;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

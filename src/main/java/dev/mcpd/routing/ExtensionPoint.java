@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.routing;
 
 import java.util.List;
 import java.util.function.Supplier;

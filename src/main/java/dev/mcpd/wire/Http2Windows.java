@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
 /**
  * HTTP/2 flow-control windows for mcpd's servers and the relay's upstream clients. With HTTP/2's default of 64 KiB

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.tls;
 
 import java.net.Socket;
 import java.security.cert.CertificateException;
@@ -14,16 +14,16 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * the sender for, is the current set's; {@link #generation()} counts the changes, so that a connection whose
  * handshake an earlier set checked can be checked again.
  */
-final class RotatingTrustManager extends X509ExtendedTrustManager {
+public final class RotatingTrustManager extends X509ExtendedTrustManager {
 
     private volatile X509ExtendedTrustManager current;
     private volatile long generation = -1;
 
-    RotatingTrustManager(TrustManagerFactory first) {
+    public RotatingTrustManager(TrustManagerFactory first) {
         use(first);
     }
 
-    synchronized void use(TrustManagerFactory next) {
+    public synchronized void use(TrustManagerFactory next) {
         current = Arrays.stream(next.getTrustManagers()).filter(X509ExtendedTrustManager.class::isInstance)
                 .map(X509ExtendedTrustManager.class::cast).findFirst()
                 .orElseThrow(() -> new IllegalStateException("no X.509 trust manager in " + next.getAlgorithm()));
@@ -31,12 +31,12 @@ final class RotatingTrustManager extends X509ExtendedTrustManager {
     }
 
     /** 0 for the authorities the listener started with, one more for each change since. */
-    long generation() {
+    public long generation() {
         return generation;
     }
 
     /** Whether the current authorities trust {@code chain} as a client's. */
-    boolean trustsClient(X509Certificate[] chain) {
+    public boolean trustsClient(X509Certificate[] chain) {
         try {
             current.checkClientTrusted(chain, chain[0].getPublicKey().getAlgorithm());
             return true;

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.routing;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
 import java.util.ArrayDeque;
 import java.util.Deque;

@@ -1,4 +1,4 @@
-package dev.mcpd.http;
+package dev.mcpd.wire;
 
 import dev.mcpd.config.DurationText;
 import java.time.Duration;
