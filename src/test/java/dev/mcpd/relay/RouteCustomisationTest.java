@@ -36,7 +36,8 @@ class RouteCustomisationTest {
     static final Path EXAMPLES = Path.of("examples/routes");
     static final Path CUSTOMISING = Path.of("docs/customising.md");
     /** A line of the relay's log (logback.xml's pattern), as opposed to what the command itself prints. */
-    private static final Pattern LOG_LINE = Pattern.compile("\\d{4}-\\d\\d-\\d\\dT\\S+ (TRACE|DEBUG|INFO|WARN|ERROR) .*");
+    private static final Pattern LOG_LINE =
+            Pattern.compile("\\d{4}-\\d\\d-\\d\\dT\\S+ (TRACE|DEBUG|INFO|WARN|ERROR) .*");
 
     @TempDir
     Path dir;
