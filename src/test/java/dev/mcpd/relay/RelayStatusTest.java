@@ -118,7 +118,7 @@ class RelayStatusTest {
         }
     }
 
-    /** Every field's path in {@code node}, in order ({@code checks.mode}); an array's elements are left to the caller. */
+    /** Every field's path in {@code node}, in order ({@code checks.mode}); arrays are left to the caller. */
     private static List<String> fields(JsonNode node, String prefix) {
         List<String> paths = new ArrayList<>();
         node.fields().forEachRemaining(field -> {
