@@ -150,12 +150,12 @@ public final class Mcpd implements Callable<Integer> {
 
     private static final String[][] COMMANDS = {
         {"relay", "run the relay in the foreground"},
-        {"relay spool check", "read-only fsck of the relay's spool"},
-        {"relay spool list", "the oldest entries waiting, with their attempts (--limit N, --json)"},
+        {"relay spool check", "read-only fsck of the relay's spool; exit 1 when something is damaged"},
+        {"relay spool list", "the oldest entries waiting, with their failed attempts (--limit N, --json)"},
         {"relay dead list", "the dead letters by sequence number (--json: one object per line)"},
-        {"relay dead show SEQ", "everything kept about one (--body: its stored bytes)"},
-        {"relay dead replay", "put dead letters back in the spool (--all | SEQ...)"},
-        {"relay dead purge", "delete dead letters (--all | --older-than DURATION | SEQ...)"},
+        {"relay dead show SEQ", "everything kept about one (--body: its stored bytes, unchanged, to stdout)"},
+        {"relay dead replay", "put back in the spool with their original key and credential (--all | SEQ...)"},
+        {"relay dead purge", "delete dead letters for good (--all | --older-than DURATION | SEQ...)"},
         {"serve", "run the collector in the foreground"},
         {"config", "print the effective configuration, one line per section, and exit"}};
 

@@ -147,7 +147,7 @@ class CommandLineErrorsTest {
     void theTopLevelHelpNamesTheNestedSpoolCommands() {
         String help = run(Map.of(), "--help").out();
         assertTrue(help.contains("  relay spool check   read-only fsck of the relay's spool"), help);
-        assertTrue(help.contains("  relay spool list    the oldest entries waiting, with their attempts"), help);
+        assertTrue(help.contains("  relay spool list    the oldest entries waiting, with their failed attempts"), help);
     }
 
     @Test

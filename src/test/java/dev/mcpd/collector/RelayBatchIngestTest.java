@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.wire.RelayBatch;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -20,6 +21,7 @@ import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -65,6 +67,22 @@ class RelayBatchIngestTest {
 
     private static String key(String name) {
         return name + "-" + UUID.randomUUID();
+    }
+
+    @Test
+    void theAnswerIsTheRelayBatchPagesSampleForThePagesEntries() throws Exception {
+        String stored = key("rb-stored");
+        outcomes(postBatch(RelayBatch.encode(List.of(json(stored, "{\"events\":[{\"a\":1}]}"))),
+                RelayBatch.CONTENT_TYPE, ""));
+        // Three events, a path the collector does not ingest, and a key it already stored.
+        List<RelayBatch.Entry> entries = List.of(json(key("rb-three"), "{\"events\":[{\"a\":1},{\"a\":2},{\"a\":3}]}"),
+                entry("POST", "/v1/debug", key("rb-debug"), "{}".getBytes(StandardCharsets.UTF_8)),
+                json(stored, "{\"events\":[{\"a\":1}]}"));
+        HttpResponse<String> answer = postBatch(RelayBatch.encode(entries), RelayBatch.CONTENT_TYPE, "");
+        assertEquals(200, answer.statusCode(), answer.body());
+        assertEquals("application/json", answer.headers().firstValue("Content-Type").orElseThrow());
+        assertEquals(parse(DocExample.block(Path.of("docs/relay-batch.md"), "relay-batch-answer")),
+                parse(answer.body()));
     }
 
     @Test

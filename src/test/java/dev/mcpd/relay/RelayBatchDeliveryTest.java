@@ -17,6 +17,7 @@ import dev.mcpd.collector.StoredBatches;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Ports;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -85,6 +86,34 @@ class RelayBatchDeliveryTest {
     private static JsonNode upstreamStatus(RunningRelay relay) throws Exception {
         return JSON.readTree(HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status")).build(),
                 HttpResponse.BodyHandlers.ofString()).body()).get("upstreams").get(0);
+    }
+
+    @Test
+    void aBatchGoesOutWithTheHeadTheRelayBatchPageShows() throws Exception {
+        // The page's lines, without their notes in parentheses; its placeholder is this sender's key.
+        List<String> shown = DocExample.block(Path.of("docs/relay-batch.md"), "relay-batch-request").lines()
+                .map(line -> line.replaceAll("\\s{2,}\\(.*\\)$", "")
+                        .replaceAll("<the entries' shared credential>", "tenant-a"))
+                .toList();
+        // An uncompressed entry of at least 1 KiB that gzip shrinks: a batch of one, its framing gzipped.
+        byte[] large = ("{\"events\":[{\"log\":\"" + "compressible ".repeat(200) + "\"}]}")
+                .getBytes(StandardCharsets.UTF_8);
+        spooled(relay -> post(relay, "/v1/ingest", large, "Content-Type", "application/json", "Authorization",
+                "Bearer tenant-a"));
+        try (TestUpstream upstream = TestUpstream.start().capabilities(RelayBatch.CAPABILITY)
+                .answer(r -> allArchived(1));
+             RunningRelay relay = relayTo(upstream.url().toString())) {
+            await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+            TestUpstream.Received batch = upstream.received().get(0);
+            String[] requestLine = shown.get(0).split(" ");
+            assertEquals(requestLine[0] + " " + requestLine[1], batch.method() + " " + batch.uri());
+            assertEquals("HTTP/1.1", requestLine[2], "the version this upstream speaks");
+            for (String header : shown.subList(1, shown.size())) {
+                String name = header.substring(0, header.indexOf(": "));
+                assertEquals(header, name + ": " + batch.header(name));
+            }
+            assertArrayEquals(large, decode(batch).get(0).body());
+        }
     }
 
     @Test

@@ -8,11 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.testing.DocExample;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -112,6 +115,60 @@ class RelayStatusTest {
             assertEquals(3, workers.get("total").asInt());
             String state = status.get("upstreams").get(0).get("state").asText();
             assertTrue(state.equals("waiting") || state.equals("down"), "an unreachable upstream is not up: " + state);
+        }
+    }
+
+    /** Every field's path in {@code node}, in order ({@code checks.mode}); arrays are left to the caller. */
+    private static List<String> fields(JsonNode node, String prefix) {
+        List<String> paths = new ArrayList<>();
+        node.fields().forEachRemaining(field -> {
+            paths.add(prefix + field.getKey());
+            if (field.getValue().isObject()) {
+                paths.addAll(fields(field.getValue(), prefix + field.getKey() + "."));
+            }
+        });
+        return paths;
+    }
+
+    private static JsonNode upstreamIn(JsonNode status, String state) {
+        for (JsonNode upstream : status.get("upstreams")) {
+            if (upstream.get("state").asText().equals(state)) {
+                return upstream;
+            }
+        }
+        throw new AssertionError("no upstream is " + state + ": " + status);
+    }
+
+    @Test
+    void theMonitoringPagesSampleHasTheFieldsOfTheLiveAnswer() throws Exception {
+        JsonNode sample = new ObjectMapper().readTree(DocExample.block(Path.of("docs/monitoring.md"), "relay-status"));
+        // One probe each at start and none after, so the last check of the waiting one is its refused delivery.
+        RelayApplication.Tuning oneProbe = DeliveryTest.FAST.withProbes(Duration.ofHours(1), Duration.ofSeconds(30));
+        try (TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503)
+                     .withHeader("Retry-After", "120"));
+             TestUpstream secondary = TestUpstream.start();
+             RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS",
+                     primary.url() + "," + secondary.url()), oneProbe)) {
+            await("both probed").atMost(PATIENCE).until(() -> {
+                JsonNode upstreams = status(relay).get("upstreams");
+                return upstreams.get(0).has("lastCheck") && upstreams.get(1).has("lastCheck");
+            });
+            HTTP.send(HttpRequest.newBuilder(relay.uri("/v1/ingest")).POST(HttpRequest.BodyPublishers.ofString("{}"))
+                    .build(), HttpResponse.BodyHandlers.discarding());
+            await().atMost(PATIENCE).until(() -> secondary.received().size() == 1);
+            JsonNode live = status(relay);
+            for (JsonNode shown : sample.get("upstreams")) {
+                String state = shown.get("state").asText();
+                assertEquals(fields(shown, ""), fields(upstreamIn(live, state), ""), "an upstream " + state);
+            }
+            for (String section : List.of("spool", "deadLetters", "sync", "workers")) {
+                assertEquals(fields(sample.get(section), ""), fields(live.get(section), ""), section);
+            }
+            List<String> shownSections = new ArrayList<>();
+            sample.fieldNames().forEachRemaining(shownSections::add);
+            List<String> liveSections = new ArrayList<>();
+            live.fieldNames().forEachRemaining(liveSections::add);
+            assertEquals(shownSections, liveSections);
         }
     }
 }

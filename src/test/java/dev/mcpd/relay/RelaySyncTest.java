@@ -11,7 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.observability.RelaySync;
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.GrpcClient;
+import dev.mcpd.testing.RawHttp;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +43,30 @@ class RelaySyncTest {
 
     @TempDir
     Path dir;
+
+    @Test
+    void anAcceptedAnswerCarriesTheTokenHeadersInTheFormTheConsistencyPageShows() throws Exception {
+        List<String> shown = DocExample.block(Path.of("docs/consistency.md"), "token-headers").lines().toList();
+        assertEquals(2, shown.size(), shown.toString());
+        try (RunningRelay relay = RunningRelay.start(dir); RawHttp http = new RawHttp(relay.port(), 10_000)) {
+            String body = "{\"events\":[]}";
+            String answer = http.send("POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body).readResponse();
+            assertTrue(answer.startsWith("HTTP/1.1 202 "), answer);
+            List<String> head = answer.substring(0, answer.indexOf("\r\n\r\n")).lines().toList();
+            for (String line : shown) {
+                // The name as written (scripts grep for it); the value in the form shown, not the sample's value.
+                String name = line.substring(0, line.indexOf(": ") + 2);
+                String value = line.substring(name.length());
+                String form = ID.matcher(value).matches() ? ID.pattern() : value.matches("[0-9]+") ? "[1-9][0-9]*"
+                        : null;
+                assertTrue(form != null, "a value of a known form: " + line);
+                Pattern header = Pattern.compile(Pattern.quote(name) + form);
+                assertEquals(1, head.stream().filter(h -> header.matcher(h).matches()).count(),
+                        line + " in\n" + answer);
+            }
+        }
+    }
 
     /** An accepted request: its sequence number, its relay's id, its body. */
     record Accepted(long seq, String relay, String body) {

@@ -7,8 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.cli.Mcpd;
 import dev.mcpd.http.RoleHost;
+import dev.mcpd.testing.DocExample;
+import dev.mcpd.testing.Ports;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -17,14 +24,20 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Issue 8: operators' YAML routes (--routes) hook into the extension points; the shipped examples act. */
 class RouteCustomisationTest {
 
     static final Path EXAMPLES = Path.of("examples/routes");
+    static final Path CUSTOMISING = Path.of("docs/customising.md");
+    /** A line of the relay's log (logback.xml's pattern), as opposed to what the command itself prints. */
+    private static final Pattern LOG_LINE =
+            Pattern.compile("\\d{4}-\\d\\d-\\d\\dT\\S+ (TRACE|DEBUG|INFO|WARN|ERROR) .*");
 
     @TempDir
     Path dir;
@@ -108,5 +121,52 @@ class RouteCustomisationTest {
         assertEquals(1, failure.getMessage().lines().count(), failure.getMessage());
         assertTrue(failure.getMessage().contains("oops.camel.yaml"), failure.getMessage());
         assertTrue(failure.getMessage().contains("line 6"), failure.getMessage());
+    }
+
+    @Test
+    @Timeout(60) // a relay that starts after all would run until stopped
+    void aRouteWithAnUnknownStepIsTheLineTheCustomisingPageShows() throws Exception {
+        assertEquals(DocExample.block(CUSTOMISING, "oops-route-error"),
+                printedByAFailedStart("oops.camel.yaml", DocExample.block(CUSTOMISING, "oops-route")));
+    }
+
+    @Test
+    @Timeout(60)
+    void twoRoutesAtOneExtensionPointAreTheLineTheCustomisingPageShows() throws Exception {
+        assertEquals(DocExample.block(CUSTOMISING, "two-consumers-route-error"),
+                printedByAFailedStart("before-spool.camel.yaml", DocExample.block(CUSTOMISING, "two-consumers-route")));
+    }
+
+    /**
+     * What {@code mcpd relay --routes DIR} prints on stderr, its log lines left out, when DIR holds only {@code yaml}
+     * as {@code file}; it must exit 1. The page's folder ({@code /etc/mcpd/routes}) and the default listen address
+     * stand in for this test's own: they are the only parts that differ from run to run.
+     */
+    private String printedByAFailedStart(String file, String yaml) throws IOException {
+        Path routes = Files.createDirectories(dir.resolve("routes"));
+        Files.writeString(routes.resolve(file), yaml);
+        String listen = "127.0.0.1:" + Ports.free();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        PrintStream before = System.err;
+        int status;
+        // The relay prints its one line to the process's stderr (as bin/mcpd shows it), not to the command's writer.
+        System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
+        try {
+            status = Mcpd.execute(Map.of(), new PrintWriter(out), new PrintWriter(err), "relay", "--routes",
+                    routes.toString(), "--upstream", "http://127.0.0.1:9", "--listen", listen, "--data",
+                    dir.resolve("mcpd.db").toString());
+        } finally {
+            System.setErr(before);
+        }
+        String printed = err + stderr.toString(StandardCharsets.UTF_8);
+        assertEquals(1, status, printed);
+        assertEquals("", out.toString());
+        StringBuilder lines = new StringBuilder();
+        printed.lines().filter(line -> !LOG_LINE.matcher(line).matches()).forEach(line -> lines.append(line)
+                .append('\n'));
+        return lines.toString().replace(routes.toAbsolutePath().toString(), "/etc/mcpd/routes")
+                .replace(listen, "0.0.0.0:4317");
     }
 }
