@@ -132,16 +132,37 @@ class SpoolCheckCommandTest {
         assertEquals("3 waiting", fact(run, "entries"));
     }
 
+    /** docs/spool.md's sample is what check prints for this damaged spool, with the test's folder as /data. */
     @Test
-    void onADamagedSpoolItSaysWhereAndExitsOneChangingNothing() throws Exception {
+    void theSpoolPagesSampleIsWhatCheckPrintsForADamagedSpool() throws Exception {
         threeWaitingOneDeliveredOneDead();
-        Path segment = onlySegmentWithEntries();
+        flipAByteInTheMiddleOf(onlySegmentWithEntries());
+        String command = "$ mcpd --data /data/mcpd.db relay spool check\n";
+        String doc = Files.readString(Path.of("docs/spool.md"));
+        int start = doc.indexOf(command);
+        assertTrue(start >= 0, "docs/spool.md shows the command");
+        String sample = doc.substring(start + command.length(), doc.indexOf("```", start));
+
+        McpdRun run = run(Map.of(), "--data", tmp.resolve("mcpd.db").toString(), "relay", "spool", "check");
+
+        assertEquals(1, run.status(), run.err());
+        assertEquals(sample, run.out().replace(tmp.toString(), "/data"));
+    }
+
+    private static void flipAByteInTheMiddleOf(Path segment) throws IOException {
         long at = Files.size(segment) / 2; // inside the third of five records
         try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer one = ByteBuffer.allocate(1);
             channel.read(one, at);
             channel.write(ByteBuffer.wrap(new byte[] {(byte) (one.get(0) ^ 0x01)}), at);
         }
+    }
+
+    @Test
+    void onADamagedSpoolItSaysWhereAndExitsOneChangingNothing() throws Exception {
+        threeWaitingOneDeliveredOneDead();
+        Path segment = onlySegmentWithEntries();
+        flipAByteInTheMiddleOf(segment);
         Map<String, String> before = fingerprint();
 
         McpdRun run = run(Map.of(), "relay", "spool", "check", "--spool-dir", spoolDir.toString());
