@@ -199,6 +199,32 @@ class SpoolDirectoryOwnershipTest {
         return gid;
     }
 
+    /**
+     * docs/spool.md's three refusal lines are what the check says, for a relay running as uid 10001 in group 10001 and
+     * the page's directories (the test's own stand in for them). Setting another owner or group needs root.
+     */
+    @Test
+    void theSpoolPagesRefusalsAreWhatTheCheckSays() throws IOException {
+        Assumptions.assumeTrue(me.uid() == 0, "chown to another user needs root (CI runs as root)");
+        List<String> documented = Files.readString(Path.of("docs/spool.md")).lines()
+                .filter(line -> line.startsWith("mcpd: spool directory ")).map(line -> line.substring(6)).toList();
+        assertEquals(3, documented.size(), "the page shows three refusals");
+        ProcessIdentity relayUser = new ProcessIdentity(10001, java.util.Set.of(10001));
+        Path open = Files.createDirectories(tmp.resolve("tmp/spool/relay"));
+        setMode(open, 0777);
+        Path foreign = Files.createDirectories(tmp.resolve("srv/spool/relay"));
+        Files.setAttribute(foreign, "unix:uid", NOBODY);
+        Path group = Files.createDirectories(tmp.resolve("srv2/spool/relay"));
+        Files.setAttribute(group, "unix:uid", 10001);
+        Files.setAttribute(group, "unix:gid", 100);
+        setMode(group, 0770);
+        List<String> said = List.of(
+                SpoolDirectoryOwnership.problem(open, relayUser).orElseThrow().replace(tmp.toString(), ""),
+                SpoolDirectoryOwnership.problem(foreign, relayUser).orElseThrow().replace(tmp.toString(), ""),
+                SpoolDirectoryOwnership.problem(group, relayUser).orElseThrow().replace(tmp + "/srv2", "/srv"));
+        assertEquals(documented, said);
+    }
+
     private static void setMode(Path dir, int mode) throws IOException {
         Files.setAttribute(dir, "unix:mode", mode); // chmod(2): unlike PosixFilePermission, it sets setgid and sticky
     }
