@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /** {@code mcpd config} prints the effective configuration, one line per section. */
 class ConfigCommandTest {
-    private static final String SPEC_RELAY_LINE = "relay           2 upstream(s) in order,"
+    private static final String DOCUMENTED_RELAY_LINE = "relay           2 upstream(s) in order,"
             + " http://mcpd.eu.internal:4317, http://mcpd.us.internal:4317; each sender's key passed on;"
             + " spool at /data/mcpd.spool/relay, 1024 MiB";
 
@@ -22,7 +22,7 @@ class ConfigCommandTest {
                 "--data", "/data/mcpd.db", "config");
         assertEquals(0, run.status());
         assertEquals("", run.err());
-        assertEquals(SPEC_RELAY_LINE, run.section("relay"));
+        assertEquals(DOCUMENTED_RELAY_LINE, run.section("relay"));
     }
 
     /** The README's sample of {@code mcpd config} is what the program prints for the command it shows. */
@@ -43,7 +43,7 @@ class ConfigCommandTest {
     void withUpstreamKeyTheMiddlePartSaysTheKeyIsPresentedToEveryUpstream() {
         McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317"),
                 "--data", "/data/mcpd.db", "config", "--upstream-key", "relay-key");
-        assertEquals(SPEC_RELAY_LINE.replace("each sender's key passed on", "upstream key presented to every upstream"),
+        assertEquals(DOCUMENTED_RELAY_LINE.replace("each sender's key passed on", "upstream key presented to every upstream"),
                 run.section("relay"));
     }
 
