@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PackagedJarIT {
 
-    static final String SPEC_RELAY_LINE = "relay           2 upstream(s) in order, http://mcpd.eu.internal:4317, "
+    static final String DOCUMENTED_RELAY_LINE = "relay           2 upstream(s) in order, http://mcpd.eu.internal:4317, "
             + "http://mcpd.us.internal:4317; each sender's key passed on; spool at /data/mcpd.spool/relay, 1024 MiB";
 
     @TempDir
@@ -85,7 +85,7 @@ class PackagedJarIT {
                 "--data", "/data/mcpd.db", "config");
         assertEquals(0, result.status(), result::toString);
         List<String> relayLines = result.outLines().stream().filter(line -> line.startsWith("relay")).toList();
-        assertEquals(List.of(SPEC_RELAY_LINE), relayLines, result::toString);
+        assertEquals(List.of(DOCUMENTED_RELAY_LINE), relayLines, result::toString);
         assertEquals("", result.err(), "config prints nothing on stderr");
     }
 
