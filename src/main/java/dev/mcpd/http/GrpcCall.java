@@ -23,7 +23,7 @@ public record GrpcCall(String method, String equivalentPath, String messageEncod
                        boolean compressed) {
 
     /** Exchange property holding the call, set by the first ingest step for a gRPC call only. */
-    public static final String PROPERTY = "mcpd.grpcCall";
+    private static final String PROPERTY = "mcpd.grpcCall";
     /** The content type of the message an Export call carries, as OTLP/HTTP sends it. */
     public static final String PROTOBUF = "application/x-protobuf";
 
@@ -72,6 +72,11 @@ public record GrpcCall(String method, String equivalentPath, String messageEncod
                     + " metrics and logs are served");
         }
         return null;
+    }
+
+    /** The exchange carries this gRPC call from now on. */
+    static void carry(Exchange exchange, GrpcCall call) {
+        exchange.setProperty(PROPERTY, call);
     }
 
     /** The gRPC call the exchange carries, or null for an HTTP request. */

@@ -66,7 +66,7 @@ public final class GrpcMessageReader implements Processor {
             throw IngestRefusal.notImplemented("this grpc-encoding is not supported: send gzip or identity");
         }
         exchange.getIn().setBody(copyHeld(exchange, framed));
-        exchange.setProperty(GrpcCall.PROPERTY, call.withMessage(flag == 1));
+        GrpcCall.carry(exchange, call.withMessage(flag == 1));
     }
 
     /** The message's bytes, held against the body budget while the framed body they came from is still alive. */

@@ -15,7 +15,7 @@ import org.apache.camel.Processor;
 public final class IngestTargetCheck implements Processor {
 
     /** Exchange property holding the request's {@link RequestTarget}. */
-    public static final String PROPERTY = "mcpd.requestTarget";
+    private static final String PROPERTY = "mcpd.requestTarget";
     /** Message header for routes: the path and query as kept and forwarded ({@code /v1/ingest?tenant=a}). */
     public static final String TARGET_HEADER = "McpdTarget";
 
@@ -56,7 +56,7 @@ public final class IngestTargetCheck implements Processor {
                     "a gRPC call (Content-Type: application/grpc) is carried by HTTP/2, not HTTP/1.x");
         }
         GrpcCall call = GrpcCall.of(request);
-        exchange.setProperty(GrpcCall.PROPERTY, call);
+        GrpcCall.carry(exchange, call);
         IngestRefusal refused = call.refusal();
         if (refused != null) {
             throw refused;

@@ -17,7 +17,7 @@ public final class SenderKeyCheck implements Processor {
      * Exchange property: the header whose key matched. Only that one is passed on upstream: a sender that
      * sends a right {@code x-mcpd-key} and a wrong {@code Authorization} has the wrong one dropped, not forwarded.
      */
-    public static final String VERIFIED_HEADER = "mcpd.verifiedCredentialHeader";
+    private static final String VERIFIED_HEADER = "mcpd.verifiedCredentialHeader";
 
     private final Optional<Secret> ingestKey;
 
@@ -35,6 +35,11 @@ public final class SenderKeyCheck implements Processor {
             throw IngestRefusal.unauthorized();
         }
         exchange.setProperty(VERIFIED_HEADER, verified);
+    }
+
+    /** The header whose key this step verified on the exchange, or null (no ingest key is configured). */
+    public static String verifiedBy(Exchange exchange) {
+        return exchange.getProperty(VERIFIED_HEADER, String.class);
     }
 
     /** Whether the request may be served: it presents the key, or no key is configured. */

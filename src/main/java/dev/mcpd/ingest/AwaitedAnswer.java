@@ -45,14 +45,13 @@ public final class AwaitedAnswer extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        @SuppressWarnings("unchecked")
-        CompletableFuture<EntryFates.Fate> fate = exchange.getProperty(SpoolWriteStep.FATE, CompletableFuture.class);
-        Duration wait = exchange.getProperty(WaitRequest.PROPERTY, Duration.class);
+        CompletableFuture<EntryFates.Fate> fate = IngestExchange.fate(exchange).orElse(null);
+        Duration wait = IngestExchange.wait(exchange).orElse(null);
         if (fate == null || wait == null) {
             callback.done(true);
             return true;
         }
-        long seq = exchange.getProperty(SpoolWriteStep.SEQ, Long.class);
+        long seq = IngestExchange.seq(exchange);
         if (!waiting.tryAcquire()) {
             fates.forget(seq);
             callback.done(true);

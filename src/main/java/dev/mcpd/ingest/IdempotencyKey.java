@@ -24,9 +24,6 @@ import org.apache.camel.Processor;
  */
 public final class IdempotencyKey implements Processor {
 
-    /** Exchange property holding the key. */
-    public static final String PROPERTY = "mcpd.idempotencyKey";
-
     @Override
     public void process(Exchange exchange) {
         var request = VertxExchange.request(exchange);
@@ -41,7 +38,7 @@ public final class IdempotencyKey implements Processor {
             key = derive(IngestTargetCheck.of(exchange).text(), RequestFormat.of(exchange).contentEncoding(),
                     exchange.getIn().getBody(byte[].class));
         }
-        exchange.setProperty(PROPERTY, key);
+        IngestExchange.setKey(exchange, key);
     }
 
     /** The key the relay gives a request that came without one. */

@@ -34,7 +34,7 @@ public final class IngestAnswer implements Processor {
                 ? OtlpAnswer.partialSuccess(exchange)
                 : Answers.write(exchange.getMessage(), 202, Answers.JSON, Answers.text(NATIVE_BODY));
         answer.setHeader("mcpd-relay", "spooled");
-        answer.setHeader(SEQ_HEADER, exchange.getProperty(SpoolWriteStep.SEQ, Long.class));
+        answer.setHeader(SEQ_HEADER, IngestExchange.seq(exchange));
         answer.setHeader(ID_HEADER, relayId);
     }
 }

@@ -32,10 +32,6 @@ import org.slf4j.LoggerFactory;
 public final class SpoolWriteStep extends AsyncProcessorSupport {
 
 
-    /** Exchange property: the sequence number the spool gave the entry ({@code mcpd-relay-seq}). */
-    public static final String SEQ = "mcpd.seq";
-    /** Exchange property: the future fate of the entry, when its sender waits for it ({@code mcpd-relay-wait}). */
-    public static final String FATE = "mcpd.fate";
 
     /** A full disk fails every request: one line a second tells the story. */
     private static final RateLimitedLog LOG =
@@ -60,16 +56,16 @@ public final class SpoolWriteStep extends AsyncProcessorSupport {
                 IngestTargetCheck.of(exchange).text(),
                 format.contentType(),
                 format.contentEncoding(),
-                exchange.getProperty(IdempotencyKey.PROPERTY, String.class),
+                IngestExchange.key(exchange),
                 passSenderCredential ? senderCredential(exchange, request) : Optional.empty(),
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class));
         // A sender that waits for its entry's fate registers before delivery can take it.
-        LongConsumer awaited = exchange.getProperty(WaitRequest.PROPERTY) == null ? null
-                : seq -> exchange.setProperty(FATE, fates.expect(seq));
+        LongConsumer awaited = IngestExchange.wait(exchange).isEmpty() ? null
+                : seq -> IngestExchange.setFate(exchange, fates.expect(seq));
         return Resume.after(spool.append(entry, awaited), exchange, callback, (receipt, failure) -> {
             if (failure == null) {
-                exchange.setProperty(SEQ, receipt.seq());
+                IngestExchange.setSeq(exchange, receipt.seq());
             } else if (failure instanceof SpoolFullException) {
                 throw IngestRefusal.spoolFull(false);
             } else {
@@ -84,7 +80,7 @@ public final class SpoolWriteStep extends AsyncProcessorSupport {
      * can verify neither, {@code Authorization} if sent (the standard header, what SDKs send), else {@code x-mcpd-key}.
      */
     private static Optional<Credential> senderCredential(Exchange exchange, HttpServerRequest request) {
-        String verified = exchange.getProperty(SenderKeyCheck.VERIFIED_HEADER, String.class);
+        String verified = SenderKeyCheck.verifiedBy(exchange);
         String[] candidates = verified != null ? new String[] {verified} : new String[] {"Authorization", "x-mcpd-key"};
         for (String header : candidates) {
             String value = request.getHeader(header);

@@ -15,8 +15,6 @@ import org.apache.camel.Processor;
 public final class WaitRequest implements Processor {
 
     public static final String HEADER = "mcpd-relay-wait";
-    /** Exchange property: how long the sender waits for its entry's fate. */
-    public static final String PROPERTY = "mcpd.relayWait";
 
     @Override
     public void process(Exchange exchange) {
@@ -30,6 +28,6 @@ public final class WaitRequest implements Processor {
         } catch (IllegalArgumentException e) {
             throw IngestRefusal.badRequestBeforeBody(IngestRefusal.Kind.BAD_WAIT, e.getMessage());
         }
-        exchange.setProperty(PROPERTY, wait);
+        IngestExchange.setWait(exchange, wait);
     }
 }

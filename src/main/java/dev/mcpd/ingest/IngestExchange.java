@@ -1,0 +1,59 @@
+package dev.mcpd.ingest;
+
+import dev.mcpd.spool.EntryFates;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.camel.Exchange;
+
+/**
+ * What the ingest route's steps hand each other on the exchange, in one place: the idempotency key (set by
+ * {@link IdempotencyKey}), how long a sender waits for its entry's fate (set by {@link WaitRequest}), the sequence
+ * number the spool gave the entry and, for a sender that waits, the future of its fate (set by {@link SpoolWriteStep},
+ * read by the answers). What the front door learned of the request is {@code http}'s, behind its own accessors.
+ */
+final class IngestExchange {
+
+    private static final String KEY = "mcpd.idempotencyKey";
+    private static final String WAIT = "mcpd.relayWait";
+    private static final String SEQ = "mcpd.seq";
+    private static final String FATE = "mcpd.fate";
+
+    private IngestExchange() {
+    }
+
+    static void setKey(Exchange exchange, String key) {
+        exchange.setProperty(KEY, key);
+    }
+
+    static String key(Exchange exchange) {
+        return exchange.getProperty(KEY, String.class);
+    }
+
+    static void setWait(Exchange exchange, Duration wait) {
+        exchange.setProperty(WAIT, wait);
+    }
+
+    /** How long the sender waits for its entry's fate ({@code mcpd-relay-wait}), if it asked. */
+    static Optional<Duration> wait(Exchange exchange) {
+        return Optional.ofNullable(exchange.getProperty(WAIT, Duration.class));
+    }
+
+    static void setSeq(Exchange exchange, long seq) {
+        exchange.setProperty(SEQ, seq);
+    }
+
+    static long seq(Exchange exchange) {
+        return exchange.getProperty(SEQ, Long.class);
+    }
+
+    static void setFate(Exchange exchange, CompletableFuture<EntryFates.Fate> fate) {
+        exchange.setProperty(FATE, fate);
+    }
+
+    /** The future fate of the entry, when its sender waits for it. */
+    @SuppressWarnings("unchecked")
+    static Optional<CompletableFuture<EntryFates.Fate>> fate(Exchange exchange) {
+        return Optional.ofNullable(exchange.getProperty(FATE, CompletableFuture.class));
+    }
+}
