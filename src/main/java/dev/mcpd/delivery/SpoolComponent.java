@@ -2,17 +2,20 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.spool.Spool;
 import java.util.Map;
+import org.apache.camel.AsyncProcessor;
 import org.apache.camel.Endpoint;
 import org.apache.camel.support.DefaultComponent;
 
 /**
- * {@code spool:NAME?workers=N} — a Camel consumer of the relay's spool: N workers each take the oldest entry not yet
- * out and run it through the route. It is what lets the delivery route start with {@code from: spool:relay}.
+ * {@code spool:NAME?workers=N} — the relay's spool as a Camel endpoint. Consumed, N workers each take the oldest entry
+ * not yet out and run it through the route ({@code from: spool:relay}); produced to, it writes the request durably
+ * ({@code to: spool:relay}, the ingest route).
  */
 public final class SpoolComponent extends DefaultComponent {
 
     private final Spool spool;
     private final Lanes lanes;
+    private final AsyncProcessor writer;
 
     /**
      * What the delivery lanes share.
@@ -28,9 +31,18 @@ public final class SpoolComponent extends DefaultComponent {
                         ShipmentPacker packer, EntryAttempts attempts) {
     }
 
-    public SpoolComponent(Spool spool, Lanes lanes) {
+    /**
+     * @param writer how a request is written: durably, the route going on once it is (ingest's write step, which
+     *               knows the request; the spool endpoint's producer runs it)
+     */
+    public SpoolComponent(Spool spool, Lanes lanes, AsyncProcessor writer) {
         this.spool = spool;
         this.lanes = lanes;
+        this.writer = writer;
+    }
+
+    AsyncProcessor writer() {
+        return writer;
     }
 
     @Override

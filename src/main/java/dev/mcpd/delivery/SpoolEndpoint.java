@@ -6,7 +6,10 @@ import org.apache.camel.Processor;
 import org.apache.camel.Producer;
 import org.apache.camel.support.DefaultEndpoint;
 
-/** The spool as a Camel endpoint: consume-only (requests enter the spool through the ingest route). */
+/**
+ * The spool as a Camel endpoint, both ways, as camel-file's is: the ingest route writes to it ({@code to: spool:relay},
+ * with the write step the relay gives the component), the delivery route consumes from it ({@code from: spool:relay}).
+ */
 public final class SpoolEndpoint extends DefaultEndpoint {
 
     private final Spool spool;
@@ -22,7 +25,7 @@ public final class SpoolEndpoint extends DefaultEndpoint {
 
     @Override
     public Producer createProducer() {
-        throw new UnsupportedOperationException("the spool is written by the ingest route, not by a producer");
+        return new SpoolProducer(this, ((SpoolComponent) getComponent()).writer());
     }
 
     @Override

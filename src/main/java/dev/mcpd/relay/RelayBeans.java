@@ -120,7 +120,6 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spoolAdmission", new SpoolAdmission(spool));
         bind.accept("idempotencyKey", new IdempotencyKey());
         bind.accept("beforeSpool", new ExtensionPoint("mcpd-before-spool"));
-        bind.accept("spoolWriteStep", new SpoolWriteStep(spool, config.upstreamKey().isEmpty(), fates));
         bind.accept("ingestAnswer", new IngestAnswer(spool.id()));
         bind.accept("relayWait", new WaitRequest());
         bind.accept("awaitedAnswer", new AwaitedAnswer(fates));
@@ -128,7 +127,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
                 DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
                 new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()),
-                attempts)));
+                attempts), new SpoolWriteStep(spool, config.upstreamKey().isEmpty(), fates)));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, attempts,
                 tuning.clock()));
