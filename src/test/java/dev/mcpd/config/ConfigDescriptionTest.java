@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
+import dev.mcpd.testing.Golden;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -13,24 +13,15 @@ import org.junit.jupiter.api.Test;
 /** What {@code mcpd config} prints, one line per section, never a secret. */
 class ConfigDescriptionTest {
 
+    /** The lines {@code mcpd config} prints with nothing configured ({@code ConfigCommandTest} runs the command). */
     @Test
     void defaultsDescribeEverySectionInOrder() {
-        assertEquals(List.of(
-                "listen          0.0.0.0:4317; bodies up to 16 MiB, read within 30 s",
-                "ingest          open: no sender key required",
-                "store           ./data/mcpd.db (embedded SQLite)",
-                "relay           no upstream (name one with --upstream or MCPD_UPSTREAMS); each sender's key passed on;"
-                        + " spool at ./data/mcpd.spool/relay, 1024 MiB",
-                "delivery        4 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",
-                "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
-                        + " successful ones",
-                "dead letters    4xx answers (but 408, 429) kept in ./data/mcpd.spool/relay/dead; nothing expires",
-                "tls             listener plain HTTP; https:// upstreams trusted by the JDK's trust store",
-                "routes          built-in only"), McpdConfig.fromEnvironment(Map.of()).describe());
+        assertEquals(Golden.text("mcpd-config-defaults.txt").lines().toList(),
+                McpdConfig.fromEnvironment(Map.of()).describe());
     }
 
     @Test
-    void relayLineMatchesSpecExample() {
+    void relayLineMatchesTheDocumentedExample() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of(
                 "MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317",
                 "MCPD_DATA", "/data/mcpd.db"));

@@ -1,10 +1,12 @@
 package dev.mcpd.it.fault;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.it.PackagedJar;
+import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.testing.ReliabilityReport;
 import dev.mcpd.testing.TestTuning;
 import java.io.IOException;
@@ -14,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -22,14 +25,18 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The processes of one fault scenario — collectors ({@code mcpd serve}) and a relay, the packaged jar run as
- * separate processes through {@link PackagedJar} — and the end-of-scenario accounting: once the relay's spool is
- * empty and the archive stops growing, the counts (sent, acknowledged, archived, duplicates stored, lost) are taken,
- * checked, and written as a row of {@code RELIABILITY.md} ({@link ReliabilityReport}).
+ * One fault scenario, described with {@link #scenario} and started with {@link Builder#start()}: collectors
+ * ({@code mcpd serve}) and a relay, the packaged jar run as separate processes through {@link PackagedJar}, maybe
+ * something in front of the primary collector, and the load ({@link Senders}). The scenario then injects its fault
+ * through the rig (stopping and starting processes, a proxy going down) and ends with the accounting: once the
+ * relay's spool is empty and the archive stops growing, the counts (sent, acknowledged, archived, duplicates stored,
+ * lost) are taken, checked, and written as a row of {@code RELIABILITY.md} ({@link ReliabilityReport}).
  */
 final class FaultRig implements AutoCloseable {
 
@@ -41,49 +48,234 @@ final class FaultRig implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
     static final HttpClient HTTP = TestTuning.QUICK_TO_GIVE_UP_HTTP;
 
+    /** Starts something in front of the primary collector, given the collector's address. */
+    interface Front<T extends AutoCloseable> {
+        T start(URI collector) throws Exception;
+    }
+
+    /**
+     * What a scenario starts. By default: one collector on its own SQLite file, a relay delivering to it, and
+     * {@link #REQUESTS} unpaced requests from {@link #SENDERS} senders.
+     */
+    static final class Builder {
+        private final String id;
+        private final String title;
+        private final Path dir;
+        private Archive archive;
+        private int collectors = 1;
+        private boolean primaryDownAtFirst;
+        private Front<?> front;
+        private Function<AutoCloseable, String> frontUrl;
+        private final List<String> relayOptions = new ArrayList<>();
+        private final Map<String, String> relayEnvironment = new LinkedHashMap<>();
+        private int requests = REQUESTS;
+        private Duration pace;
+        private int padBytes;
+
+        private Builder(String id, String title, Path dir) {
+            this.id = id;
+            this.title = title;
+            this.dir = dir;
+        }
+
+        /** A primary and a secondary collector on one archive ({@link Archive#sharedByTwo}), the relay naming both. */
+        Builder primaryAndSecondarySharingAnArchive() throws SQLException {
+            archive = Archive.sharedByTwo(dir);
+            collectors = 2;
+            return this;
+        }
+
+        /** The (primary) collector's port is chosen and given to the relay, but the collector is not started. */
+        Builder primaryDownAtFirst() {
+            primaryDownAtFirst = true;
+            return this;
+        }
+
+        /** The relay reaches the primary through a {@link TcpProxy}, delaying each way by {@code oneWayDelay}. */
+        Builder primaryThroughTcpProxy(Duration oneWayDelay) {
+            return primaryThrough(collector -> new TcpProxy(PackagedJar.freePort(), collector.getPort(), oneWayDelay)
+                    .up(), proxy -> upstream(((TcpProxy) proxy).port()));
+        }
+
+        /** The relay reaches the primary through a {@link TestUpstream} of the scenario's making. */
+        Builder primaryThroughTestUpstream(Front<TestUpstream> upstream) {
+            return primaryThrough(upstream, started -> ((TestUpstream) started).url().toString());
+        }
+
+        private Builder primaryThrough(Front<?> start, Function<AutoCloseable, String> url) {
+            front = start;
+            frontUrl = url;
+            return this;
+        }
+
+        /** Relay options, given before its {@code --upstream}s. */
+        Builder relayOptions(String... options) {
+            relayOptions.addAll(List.of(options));
+            return this;
+        }
+
+        Builder relayEnvironment(String name, String value) {
+            relayEnvironment.put(name, value);
+            return this;
+        }
+
+        Builder requests(int count) {
+            requests = count;
+            return this;
+        }
+
+        /** Request {@code seq} is sent no earlier than {@code seq × pace} after the load starts. */
+        Builder paced(Duration every) {
+            pace = every;
+            return this;
+        }
+
+        /** Extra bytes in every request body. */
+        Builder padded(int bytes) {
+            padBytes = bytes;
+            return this;
+        }
+
+        /** Starts the collectors (but one down at first), what stands in front of the primary, then the relay. */
+        FaultRig start() throws Exception {
+            FaultRig rig = new FaultRig(this, archive != null ? archive : Archive.sqlite(dir, 1));
+            try {
+                rig.startProcesses();
+            } catch (Exception | Error e) {
+                rig.close();
+                throw e;
+            }
+            return rig;
+        }
+    }
+
+    /** A scenario: {@code id} names its row and its requests, {@code title} heads the row. */
+    static Builder scenario(String id, String title, Path dir) {
+        return new Builder(id, title, dir);
+    }
+
     final Path dir;
     final Archive archive;
     final String run = "fault-" + UUID.randomUUID().toString().substring(0, 8);
     final long startedNanos = System.nanoTime();
+    private final Builder scenario;
+    private final int[] collectorPorts;
+    private final PackagedJar[] collectors;
+    private final int relayPort = PackagedJar.freePort();
+    private final List<String> relayArgs = new ArrayList<>();
+    private PackagedJar relay;
+    private AutoCloseable front;
+    private Senders senders;
+    private long loadStartedNanos;
     private final List<PackagedJar> processes = new ArrayList<>();
     private final List<AutoCloseable> others = new ArrayList<>();
 
-    FaultRig(Path dir, Archive archive) {
-        this.dir = dir;
+    private FaultRig(Builder scenario, Archive archive) {
+        this.scenario = scenario;
+        this.dir = scenario.dir;
         this.archive = archive;
+        this.collectorPorts = new int[scenario.collectors];
+        this.collectors = new PackagedJar[scenario.collectors];
+        for (int i = 0; i < collectorPorts.length; i++) {
+            collectorPorts[i] = PackagedJar.freePort();
+        }
+    }
+
+    private void startProcesses() throws Exception {
+        for (int i = 0; i < collectors.length; i++) {
+            if (i > 0 || !scenario.primaryDownAtFirst) {
+                startCollector(i);
+            }
+        }
+        relayArgs.addAll(scenario.relayOptions);
+        String primary = upstream(collectorPorts[0]);
+        if (scenario.front != null) {
+            front = keep(scenario.front.start(URI.create(primary)));
+            primary = scenario.frontUrl.apply(front);
+        }
+        relayArgs.addAll(List.of("--upstream", primary));
+        for (int i = 1; i < collectors.length; i++) {
+            relayArgs.addAll(List.of("--upstream", upstream(collectorPorts[i])));
+        }
+        startRelay();
     }
 
     // ------------------------------------------------------------------------------------------------ processes
 
-    /** Collector {@code index} (0-based) on {@code port}. */
-    PackagedJar collector(int index, int port) {
+    /** Collector {@code index} (0: the primary), started (again) on its port and store. */
+    PackagedJar startCollector(int index) {
         Path home = dir.resolve("collector-" + (index + 1));
         createDirectories(home);
-        return keep(PackagedJar.start(home, port, Map.of(), "serve", "--listen", "127.0.0.1:" + port, "--data",
-                archive.data(index)));
+        int port = collectorPorts[index];
+        collectors[index] = keep(PackagedJar.start(home, port, Map.of(), "serve", "--listen", "127.0.0.1:" + port,
+                "--data", archive.data(index)));
+        return collectors[index];
     }
 
-    /** A relay on {@code port}, spooling under {@code dir/relay}, with these extra arguments and environment. */
-    PackagedJar relay(int port, Map<String, String> environment, String... extra) {
+    PackagedJar collector(int index) {
+        return collectors[index];
+    }
+
+    void kill9Collector(int index) {
+        collectors[index].kill9();
+        forget(collectors[index]);
+    }
+
+    /** SIGTERM; returns the exit status. */
+    int terminateCollector(int index) {
+        int status = collectors[index].terminate();
+        forget(collectors[index]);
+        return status;
+    }
+
+    /** The relay, started (again) on its port, spooling under {@code dir/relay}, with the scenario's arguments. */
+    PackagedJar startRelay() {
         Path home = dir.resolve("relay");
         createDirectories(home);
-        List<String> args = new ArrayList<>(List.of("relay", "--listen", "127.0.0.1:" + port, "--data",
+        List<String> args = new ArrayList<>(List.of("relay", "--listen", "127.0.0.1:" + relayPort, "--data",
                 home.resolve("relay.db").toString()));
-        args.addAll(List.of(extra));
-        return keep(PackagedJar.start(home, port, environment, args.toArray(String[]::new)));
+        args.addAll(relayArgs);
+        relay = keep(PackagedJar.start(home, relayPort, scenario.relayEnvironment, args.toArray(String[]::new)));
+        return relay;
     }
 
-    PackagedJar keep(PackagedJar process) {
+    PackagedJar relay() {
+        return relay;
+    }
+
+    void kill9Relay() {
+        relay.kill9();
+        forget(relay);
+    }
+
+    /** SIGTERM; returns the exit status. */
+    int terminateRelay() {
+        int status = relay.terminate();
+        forget(relay);
+        return status;
+    }
+
+    /** The proxy in front of the primary ({@link Builder#primaryThroughTcpProxy}). */
+    TcpProxy proxy() {
+        return (TcpProxy) front;
+    }
+
+    /** The test upstream in front of the primary ({@link Builder#primaryThroughTestUpstream}). */
+    TestUpstream testUpstream() {
+        return (TestUpstream) front;
+    }
+
+    private PackagedJar keep(PackagedJar process) {
         processes.add(process);
         return process;
     }
 
-    <T extends AutoCloseable> T keep(T resource) {
+    private <T extends AutoCloseable> T keep(T resource) {
         others.add(resource);
         return resource;
     }
 
-    void forget(PackagedJar process) {
+    private void forget(PackagedJar process) {
         processes.remove(process);
     }
 
@@ -93,6 +285,68 @@ final class FaultRig implements AutoCloseable {
 
     static String upstream(int port) {
         return "http://127.0.0.1:" + port;
+    }
+
+    // ------------------------------------------------------------------------------------------------ load
+
+    /** Starts the scenario's senders, posting to the relay. */
+    Senders startLoad() {
+        loadStartedNanos = System.nanoTime();
+        senders = new Senders(run, scenario.id, scenario.requests, SENDERS, base(relayPort), scenario.pace,
+                scenario.padBytes).start();
+        return senders;
+    }
+
+    /** Sleeps until {@code sinceLoadStarted} after {@link #startLoad()}. */
+    void sleepUntil(Duration sinceLoadStarted) {
+        Senders.sleep(Duration.ofNanos(loadStartedNanos + sinceLoadStarted.toNanos() - System.nanoTime()));
+    }
+
+    /** Waits for every request to be settled (acknowledged or given up), then stops the senders. */
+    void awaitLoad(Duration atMost) throws InterruptedException {
+        try {
+            senders.await(atMost);
+        } finally {
+            senders.stop();
+        }
+    }
+
+    /** The highest value of the relay's {@code metric}, sampled every {@code every} from now until closed. */
+    Peak peakOf(String metric, Duration every) {
+        return keep(new Peak(this, metric, every));
+    }
+
+    /** A sampler of one relay metric (a daemon thread), keeping its highest value. */
+    static final class Peak implements AutoCloseable {
+        private final AtomicLong max = new AtomicLong();
+        private final Thread sampler;
+
+        private Peak(FaultRig rig, String metric, Duration every) {
+            sampler = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    try {
+                        long value = (long) metric(rig.metrics(), metric);
+                        max.accumulateAndGet(value, Math::max);
+                        Thread.sleep(every.toMillis());
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (Exception e) {
+                        // the relay is busy: sample again
+                    }
+                }
+            }, metric + "-sampler");
+            sampler.setDaemon(true);
+            sampler.start();
+        }
+
+        long max() {
+            return max.get();
+        }
+
+        @Override
+        public void close() {
+            sampler.interrupt();
+        }
     }
 
     // ------------------------------------------------------------------------------------------------ reading
@@ -142,8 +396,14 @@ final class FaultRig implements AutoCloseable {
         return sum;
     }
 
-    static long delivered(PackagedJar relay, int order) throws IOException, InterruptedException {
-        return (long) metric(metrics(relay), "mcpd_relay_delivered_total", "order=\"" + order + "\"");
+    /** The running relay's {@code /metrics}. */
+    String metrics() throws IOException, InterruptedException {
+        return metrics(relay);
+    }
+
+    /** What the running relay delivered to upstream {@code order} (1: the primary). */
+    long delivered(int order) throws IOException, InterruptedException {
+        return (long) metric(metrics(), "mcpd_relay_delivered_total", "order=\"" + order + "\"");
     }
 
     // ------------------------------------------------------------------------------------------------ accounting
@@ -157,7 +417,11 @@ final class FaultRig implements AutoCloseable {
      * Waits until the relay's spool is empty and the collectors' archive has stopped growing, then counts. Archived
      * is the sum of the collectors' {@code /v1/stats} events (one of them when they share a store).
      */
-    Counts settle(Senders senders, PackagedJar relay, List<PackagedJar> collectors) throws Exception {
+    Counts settle() throws Exception {
+        return settle(senders, relay, List.of(collectors));
+    }
+
+    private Counts settle(Senders senders, PackagedJar relay, List<PackagedJar> collectors) throws Exception {
         JsonNode[] status = new JsonNode[1];
         await("the relay's spool is empty").atMost(SETTLE).pollInterval(Duration.ofMillis(200))
                 .ignoreExceptions()
@@ -192,11 +456,16 @@ final class FaultRig implements AutoCloseable {
     }
 
     /**
-     * The checks every scenario makes, plus the scenario's own ({@code extra}: description → passed); writes the row
-     * and returns the problems (empty when it passed).
+     * The checks every scenario makes, plus the scenario's own ({@code extra}: description → passed), written as the
+     * scenario's row ({@code done}: what was done, {@code notes}: what was seen); fails the test unless all hold.
      */
-    List<String> verdict(String id, String title, String done, Senders senders, Counts counts,
-                         Map<String, Boolean> extra, String notes) {
+    void assertHolds(String done, Counts counts, Map<String, Boolean> extra, String notes) {
+        assertEquals(List.of(), verdict(scenario.id, scenario.title, done, senders, counts, extra, notes),
+                "scenario " + scenario.id);
+    }
+
+    private List<String> verdict(String id, String title, String done, Senders senders, Counts counts,
+                                 Map<String, Boolean> extra, String notes) {
         Map<String, Boolean> checks = new LinkedHashMap<>();
         checks.put("every request acknowledged (given up: " + senders.givenUp().size() + ")",
                 counts.acked() == counts.sent() && senders.givenUp().isEmpty());
@@ -246,6 +515,9 @@ final class FaultRig implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        if (senders != null) {
+            senders.stop();
+        }
         for (PackagedJar process : processes) {
             process.close();
         }

@@ -1,17 +1,9 @@
 package dev.mcpd.it.fault;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-import dev.mcpd.it.PackagedJar;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Scenario b: a relay in front of a primary and a secondary collector on one archive. Paced load
@@ -25,61 +17,38 @@ import org.junit.jupiter.api.io.TempDir;
  * lost by a kill would let the same request be stored once in each file, which no idempotency key can prevent across
  * two unshared stores.
  */
-@Timeout(value = 300, unit = TimeUnit.SECONDS)
-class PrimaryDownFailoverIT {
+class PrimaryDownFailoverIT extends FaultScenario {
 
     static final int REQUESTS = 2_000;
     static final Duration PACE = Duration.ofMillis(25);
     static final Duration DOWN_AT = Duration.ofSeconds(8);
     static final Duration DOWN_FOR = Duration.ofSeconds(20);
 
-    @TempDir
-    Path dir;
-
     @Test
     void failsOverWhileThePrimaryIsDownAndFailsBackWithNothingLostOrDoubled() throws Exception {
-        Archive archive = Archive.sharedByTwo(dir);
-        try (FaultRig rig = new FaultRig(dir, archive)) {
-            int port1 = PackagedJar.freePort();
-            int port2 = PackagedJar.freePort();
-            int relayPort = PackagedJar.freePort();
-            PackagedJar primary = rig.collector(0, port1);
-            PackagedJar secondary = rig.collector(1, port2);
-            PackagedJar relay = rig.relay(relayPort, Map.of(), "--upstream", FaultRig.upstream(port1), "--upstream",
-                    FaultRig.upstream(port2));
-
-            long start = System.nanoTime();
-            Senders senders = new Senders(rig.run, "b", REQUESTS, FaultRig.SENDERS, FaultRig.base(relayPort), PACE, 0)
-                    .start();
-            long to1BeforeDown;
-            long to2BeforeDown;
-            long to2WhileDown;
-            long to1AtReturn;
-            int ackedAtDown;
-            int ackedAtReturn;
-            try {
-                Senders.sleep(Duration.ofNanos(start + DOWN_AT.toNanos() - System.nanoTime()));
-                to1BeforeDown = FaultRig.delivered(relay, 1);
-                to2BeforeDown = FaultRig.delivered(relay, 2);
-                ackedAtDown = senders.acknowledgedCount();
-                if (archive.shared()) {
-                    primary.kill9();
-                } else {
-                    primary.terminate();
-                }
-                rig.forget(primary);
-                long downAt = System.nanoTime();
-                Senders.sleep(Duration.ofNanos(downAt + DOWN_FOR.toNanos() - System.nanoTime()));
-                to2WhileDown = FaultRig.delivered(relay, 2) - to2BeforeDown;
-                primary = rig.collector(0, port1);
-                to1AtReturn = FaultRig.delivered(relay, 1);
-                ackedAtReturn = senders.acknowledgedCount();
-                senders.await(Duration.ofSeconds(120));
-            } finally {
-                senders.stop();
+        try (FaultRig rig = scenario("b", "Primary collector down 20 s")
+                .primaryAndSecondarySharingAnArchive()
+                .requests(REQUESTS).paced(PACE)
+                .start()) {
+            Senders senders = rig.startLoad();
+            rig.sleepUntil(DOWN_AT);
+            long to1BeforeDown = rig.delivered(1);
+            long to2BeforeDown = rig.delivered(2);
+            int ackedAtDown = senders.acknowledgedCount();
+            boolean shared = rig.archive.shared();
+            if (shared) {
+                rig.kill9Collector(0);
+            } else {
+                rig.terminateCollector(0);
             }
-            FaultRig.Counts counts = rig.settle(senders, relay, List.of(primary, secondary));
-            String scrape = FaultRig.metrics(relay);
+            Senders.sleep(DOWN_FOR);
+            long to2WhileDown = rig.delivered(2) - to2BeforeDown;
+            rig.startCollector(0);
+            long to1AtReturn = rig.delivered(1);
+            int ackedAtReturn = senders.acknowledgedCount();
+            rig.awaitLoad(Duration.ofSeconds(120));
+            FaultRig.Counts counts = rig.settle();
+            String scrape = rig.metrics();
             long to1 = (long) FaultRig.metric(scrape, "mcpd_relay_delivered_total", "order=\"1\"");
             long to2 = (long) FaultRig.metric(scrape, "mcpd_relay_delivered_total", "order=\"2\"");
             long failovers = (long) FaultRig.metric(scrape, "mcpd_relay_failovers_total");
@@ -93,15 +62,13 @@ class PrimaryDownFailoverIT {
             String notes = String.format("Primary %s at %d acked, back at %d acked. Relay delivered %d to the "
                             + "primary (%d before it went down, %d after its return) and %d to the secondary (%d "
                             + "while the primary was down); failovers %d.",
-                    archive.shared() ? "SIGKILLed" : "SIGTERMed", ackedAtDown, ackedAtReturn, to1, to1BeforeDown,
+                    shared ? "SIGKILLed" : "SIGTERMed", ackedAtDown, ackedAtReturn, to1, to1BeforeDown,
                     to1 - to1AtReturn, to2, to2WhileDown, failovers);
-            List<String> problems = rig.verdict("b", "Primary collector down 20 s",
-                    REQUESTS + " requests paced over " + (REQUESTS * PACE.toMillis() / 1000) + " s from "
+            rig.assertHolds(REQUESTS + " requests paced over " + (REQUESTS * PACE.toMillis() / 1000) + " s from "
                             + FaultRig.SENDERS + " senders; relay → primary, secondary collector; "
                             + DOWN_AT.toSeconds() + " s in the primary goes down for " + DOWN_FOR.toSeconds()
                             + " s, then starts again on its port.",
-                    senders, counts, extra, notes);
-            assertEquals(List.of(), problems, "scenario b");
+                    counts, extra, notes);
         }
     }
 }

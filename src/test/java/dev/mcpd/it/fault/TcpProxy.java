@@ -49,6 +49,10 @@ final class TcpProxy implements AutoCloseable {
         this.delayNanos = oneWayDelay.toNanos();
     }
 
+    int port() {
+        return port;
+    }
+
     synchronized TcpProxy up() throws IOException {
         if (listening != null) {
             return this;
