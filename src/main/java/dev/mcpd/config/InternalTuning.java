@@ -15,7 +15,7 @@ import java.util.List;
  *                          answer that slow means a sick upstream, and failing over is better than waiting longer
  * @param upWindow          an upstream counts as up this long after its last good check or delivery. Not an option:
  *                          it only has to outlast a few probe intervals, and the thresholds are the options to turn
- * @param connectTimeout    a connection to an upstream not made by then fails. Not an option: a link that takes
+ * @param connectTimeout    a delivery's connection to an upstream not made by then fails. Not an option: a link that takes
  *                          longer is broken, and the attempt goes to the next upstream
  * @param backoffBase       the first wait after a failed attempt, at most (full jitter). Not an option: an upstream
  *                          asks for its own wait with Retry-After, which is honoured exactly
@@ -105,7 +105,8 @@ public record InternalTuning(
                 new Setting("up window: an upstream counts as up this long after its last good check or delivery",
                         text(upWindow), "it only has to outlast a few probe intervals; the thresholds are what to"
                         + " turn"),
-                new Setting("connect timeout to an upstream", text(connectTimeout),
+                new Setting("connect timeout of a delivery (a probe connects within --probe-timeout-seconds)",
+                        text(connectTimeout),
                         "a link slower to connect is broken; the attempt goes to the next upstream"),
                 new Setting("first wait after a failed attempt, at most (full jitter)", text(backoffBase),
                         "an upstream asks for its own wait with Retry-After, honoured exactly"),
