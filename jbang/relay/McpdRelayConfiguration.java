@@ -35,6 +35,7 @@ public class McpdRelayConfiguration implements CamelConfiguration {
         });
         RoleHost.bindShared(config, RelayBeans.PATHS, camel.getRegistry()::bind);
         beans.bindTo(camel.getRegistry()::bind);
+        RoleHost.sharedProperties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         JBangListen.servingGate(camel, config.listen().port(), RelayBeans.PATHS, beans.ownGets());
     }

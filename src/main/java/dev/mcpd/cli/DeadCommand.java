@@ -1,5 +1,6 @@
 package dev.mcpd.cli;
 
+import dev.mcpd.config.InternalTuning;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.config.ByteSize;
@@ -46,7 +47,7 @@ final class DeadCommand implements Callable<Integer> {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     /** How long a replay beside a running relay waits for it to take the entries, before it says they still wait. */
-    static final Duration TAKE_WAIT = Duration.ofSeconds(30);
+    static final Duration TAKE_WAIT = InternalTuning.DEFAULT.replayWait();
     private static final int ANSWER_COLUMN = 60;
 
     @Spec

@@ -1,14 +1,15 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.http.ProbeAnswer;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Supplier;
 
-/** {@code /readyz} of a collector: 200 {@code ok} while the store answers a trivial query in 2 s. */
+/** {@code /readyz} of a collector: 200 {@code ok} while the store answers a trivial query in time. */
 public final class CollectorReadiness implements Supplier<ProbeAnswer.Verdict> {
 
-    static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);
+    static final Duration STORE_TIMEOUT = InternalTuning.DEFAULT.storeCheckTimeout();
 
     private final JdbcStore store;
 

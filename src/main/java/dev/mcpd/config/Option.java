@@ -111,8 +111,11 @@ public final class Option<T> {
         return repeatable;
     }
 
-    /** Parses and checks a value; {@link IllegalArgumentException} says what is wrong with it. */
-    T parse(String text) {
+    /**
+     * Parses and checks a value; {@link IllegalArgumentException} says what is wrong with it. Public for the checks
+     * that deployment files set values equal to the defaults (or differ on purpose).
+     */
+    public T parse(String text) {
         return parser.apply(text);
     }
 

@@ -86,7 +86,8 @@ public final class Options {
                     + " expires", text -> McpdConfig.checkSpoolMaxAge(DurationText.parse(text)), Role.RELAY);
     public static final Option<Path> TLS_CERT = Option.withoutDefault("--tls-cert", "FILE",
             "the listener's certificate chain (PEM): HTTPS only, HTTP/1.1 and HTTP/2 by ALPN; with --tls-key; files"
-                    + " changed on disk are used for new connections within 10 s", "none: plain HTTP",
+                    + " changed on disk are used for new connections within "
+                    + InternalTuning.DEFAULT.tlsReload().toSeconds() + " s", "none: plain HTTP",
             TlsFiles::readableFile, Role.RELAY, Role.SERVE);
     public static final Option<Path> TLS_KEY = Option.withoutDefault("--tls-key", "FILE",
             "the private key of --tls-cert (PEM, PKCS#8 or PKCS#1)", "none", TlsFiles::readableFile, Role.RELAY,

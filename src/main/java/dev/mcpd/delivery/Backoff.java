@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.InternalTuning;
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
 
@@ -9,11 +10,6 @@ import java.util.function.DoubleSupplier;
  * recovering collector is not hit by all of them at the same instant.
  */
 public final class Backoff {
-
-    /** First wait at most one second... */
-    public static final Duration DEFAULT_BASE = Duration.ofSeconds(1);
-    /** ...doubling up to one minute. */
-    public static final Duration DEFAULT_CAP = Duration.ofMinutes(1);
 
     private final Duration base;
     private final Duration cap;
@@ -26,7 +22,7 @@ public final class Backoff {
     }
 
     public static Backoff standard() {
-        return new Backoff(DEFAULT_BASE, DEFAULT_CAP, Math::random);
+        return new Backoff(InternalTuning.DEFAULT.backoffBase(), InternalTuning.DEFAULT.backoffCap(), Math::random);
     }
 
     /** The ceiling of the wait after {@code consecutiveFailures} (≥ 1) failures in a row. */

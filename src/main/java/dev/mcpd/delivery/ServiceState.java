@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.Options;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -15,7 +16,9 @@ public final class ServiceState {
 
     /** How many checks in a row change the state. */
     record Thresholds(int healthy, int unhealthy) {
-        static final Thresholds DEFAULT = new Thresholds(2, 3);
+        /** The options' defaults, not a copy of them. */
+        static final Thresholds DEFAULT = new Thresholds(Options.HEALTHY_THRESHOLD.defaultValue().orElseThrow(),
+                Options.UNHEALTHY_THRESHOLD.defaultValue().orElseThrow());
     }
 
     /** One check: a probe or a delivery, when, what it answered, and why it failed (or "" when it did not). */

@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
@@ -41,7 +42,7 @@ final class SpoolConsumer extends DefaultConsumer {
     /** An entry that failed unexpectedly goes out again only after this, so a broken entry cannot spin. */
     private static final Duration AFTER_FAULT = Duration.ofSeconds(1);
     /** How long a stop waits for requests in flight to be answered before it gives up on them. */
-    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+    private static final Duration STOP_WAIT = InternalTuning.DEFAULT.stopWait();
     /** How long a lane waits for more entries to fill a batch or merge while its upstream is busy. */
     static final Duration LINGER = Duration.ofMillis(5);
 

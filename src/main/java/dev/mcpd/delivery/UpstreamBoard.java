@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.InternalTuning;
+import dev.mcpd.config.Options;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,12 +33,8 @@ public final class UpstreamBoard {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.upstreams");
 
-    /** How long an upstream counts as up after its last good probe or delivery. */
-    public static final Duration DEFAULT_UP_WINDOW = Duration.ofSeconds(30);
-
     /** Requests in flight to one upstream at most, unless {@code --max-in-flight} says otherwise. */
-    public static final int DEFAULT_MAX_IN_FLIGHT = 256;
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    public static final int DEFAULT_MAX_IN_FLIGHT = Options.MAX_IN_FLIGHT.defaultValue().orElseThrow();
     /**
      * Deliveries failed in a row, none of them a wait the upstream asked for, past which it is not up whatever its
      * probes say: a probe that passes through a proxy to a healthy server says nothing of a path that takes nothing.
@@ -115,11 +113,11 @@ public final class UpstreamBoard {
     private boolean closed;
 
     public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock) {
-        this(urls, backoff, clock, DEFAULT_UP_WINDOW);
+        this(urls, backoff, clock, InternalTuning.DEFAULT.upWindow());
     }
 
     public UpstreamBoard(List<URI> urls, Backoff backoff, InstantSource clock, Duration upWindow) {
-        this(urls, backoff, clock, upWindow, DEFAULT_MAX_IN_FLIGHT, DEFAULT_TIMEOUT);
+        this(urls, backoff, clock, upWindow, DEFAULT_MAX_IN_FLIGHT, InternalTuning.DEFAULT.deliveryTimeout());
     }
 
     /**

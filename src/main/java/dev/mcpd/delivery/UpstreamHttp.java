@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.wire.Http2Windows;
 import dev.mcpd.logs.RootCause;
 import io.netty.handler.codec.http2.Http2Exception;
@@ -40,7 +41,6 @@ import org.apache.camel.support.CamelContextHelper;
  */
 public final class UpstreamHttp extends AsyncProcessorSupport {
 
-    static final int CONNECT_TIMEOUT_MS = 5_000;
     /** An HTTP/2 server takes at least 100 streams at once on one connection, so few connections carry a window. */
     static final int STREAMS_PER_CONNECTION = 100;
     static final int IDLE_CONNECTION_SECONDS = 60;
@@ -248,7 +248,7 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
                 .setHttp2MaxPoolSize(Math.max(1, (maxInFlight + STREAMS_PER_CONNECTION - 1) / STREAMS_PER_CONNECTION))
                 .setKeepAlive(true)
                 .setPipelining(false)
-                .setConnectTimeout(CONNECT_TIMEOUT_MS)
+                .setConnectTimeout(Math.toIntExact(InternalTuning.DEFAULT.connectTimeout().toMillis()))
                 .setIdleTimeout(IDLE_CONNECTION_SECONDS)
                 .setIdleTimeoutUnit(TimeUnit.SECONDS)
                 .setDecompressionSupported(false)

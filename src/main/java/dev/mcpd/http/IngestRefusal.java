@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.config.InternalTuning;
 import java.util.Optional;
 
 /**
@@ -16,8 +17,8 @@ public final class IngestRefusal extends RuntimeException {
         MEMORY_BUSY, UNAVAILABLE, INTERNAL, SENDER_GONE
     }
 
-    /** What every retryable refusal asks: come back in five seconds (what OpenTelemetry exporters honour). */
-    public static final int RETRY_AFTER_SECONDS = 5;
+    /** What every retryable refusal asks: come back later (what OpenTelemetry exporters honour); a fixed setting. */
+    public static final int RETRY_AFTER_SECONDS = InternalTuning.DEFAULT.retryAfterSeconds();
 
     private final int status;
     private final Kind kind;

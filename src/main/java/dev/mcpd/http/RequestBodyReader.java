@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.routing.Resume;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -41,7 +42,7 @@ import org.apache.camel.support.SynchronizationAdapter;
 public final class RequestBodyReader extends AsyncProcessorSupport {
 
     /** A body of which not one byte came within this long (and within the request timeout) is a 408. */
-    static final Duration FIRST_BYTE_DEADLINE = Duration.ofSeconds(10);
+    static final Duration FIRST_BYTE_DEADLINE = InternalTuning.DEFAULT.firstByteDeadline();
 
     private static final class TooLarge extends RuntimeException {
         TooLarge() {

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.logs.RootCause;
 import dev.mcpd.tls.TlsReload;
 import java.util.concurrent.ConcurrentHashMap;
@@ -60,6 +61,7 @@ public final class RoleHost {
                         + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
         main.addOverrideProperty("camel.server.host", config.listen().host());
         main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
+        sharedProperties().forEach(main::addOverrideProperty); // a role's property() may override them (tests)
         // Read (and checked: a bad file is a ConfigException) before any thread or resource is made.
         Optional<ListenerTls> listenerTls = ListenerTls.read(config.tls());
         listenerTls.ifPresent(tlsReload::watch);
@@ -117,6 +119,14 @@ public final class RoleHost {
         bind.accept("grpcMessage", new GrpcMessageReader(config.maxBodyBytes(), bodies));
         bind.accept("refusalAnswer", new RefusalAnswer());
         bind.accept("liveness", ProbeAnswer.liveness());
+    }
+
+    /**
+     * The properties the common routes read as {@code {{…}}}: the TLS reload period. Also for Camel JBang, whose
+     * configuration classes set them in their own properties component.
+     */
+    public static Map<String, String> sharedProperties() {
+        return Map.of(InternalTuning.TLS_RELOAD_PROPERTY, Long.toString(InternalTuning.DEFAULT.tlsReload().toMillis()));
     }
 
     /** A server for a role whose routes live in {@code routes/<role>/}. */

@@ -1,5 +1,6 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.GrpcAnswer;
@@ -34,7 +35,7 @@ import org.apache.camel.support.AsyncProcessorSupport;
 public final class AwaitedAnswer extends AsyncProcessorSupport {
 
     /** Senders waiting at once, at most. */
-    public static final int MAX_WAITING = 64;
+    public static final int MAX_WAITING = InternalTuning.DEFAULT.maxRelayWaiters();
 
     private final EntryFates fates;
     private final Semaphore waiting = new Semaphore(MAX_WAITING);

@@ -1,5 +1,6 @@
 package dev.mcpd.observability;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.spool.Spool;
@@ -24,8 +25,8 @@ import java.util.stream.Collectors;
 public final class RelayReadiness implements Supplier<ProbeAnswer.Verdict> {
 
     /** A refusal for space keeps the relay unready this long: the Retry-After the senders were given. */
-    static final Duration FULL_MEMORY = Duration.ofSeconds(5);
-    static final double UNREADY_FILL = 0.8;
+    static final Duration FULL_MEMORY = InternalTuning.DEFAULT.retryAfter();
+    static final double UNREADY_FILL = InternalTuning.DEFAULT.unreadyFill();
 
     private final Spool spool;
     private final UpstreamBoard board;

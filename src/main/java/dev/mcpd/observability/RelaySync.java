@@ -1,5 +1,6 @@
 package dev.mcpd.observability;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.wire.WaitDuration;
@@ -35,7 +36,6 @@ import java.util.regex.Pattern;
 public final class RelaySync implements Handler<RoutingContext> {
 
     public static final String PATH = "/relay/sync";
-    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
     private static final Pattern SEQ = Pattern.compile("[0-9]{1,18}");
     private static final Pattern ID = Pattern.compile("[0-9a-f]{32}");
     private static final Set<String> PARAMETERS = Set.of("seq", "from", "relay", "timeout");
@@ -161,7 +161,7 @@ public final class RelaySync implements Handler<RoutingContext> {
 
     private static Duration timeout(String text) {
         if (text == null) {
-            return DEFAULT_TIMEOUT;
+            return InternalTuning.DEFAULT.syncTimeout();
         }
         try {
             return WaitDuration.parse("timeout", text);

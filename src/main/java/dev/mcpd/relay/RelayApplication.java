@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.delivery.UpstreamBoard;
@@ -22,7 +23,6 @@ import org.slf4j.LoggerFactory;
 public final class RelayApplication implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(RelayApplication.class);
-    private static final String DELIVERY_TIMEOUT_PROPERTY = "mcpd.delivery.timeout-ms";
 
     private final Main main;
     private final Spool spool;
@@ -37,9 +37,10 @@ public final class RelayApplication implements AutoCloseable {
     }
 
     /**
-     * What is fixed in production but a test must make shorter: the upstream backoff, the probe interval (null: the
-     * configured {@code --probe-interval-seconds}; a test may go below a second) and up window, Camel properties such
-     * as the HTTP read timeout, and the clock every time is read from.
+     * What is fixed in production ({@link InternalTuning#DEFAULT}) but a test must make shorter: the upstream backoff,
+     * the probe interval (null: the configured {@code --probe-interval-seconds}; a test may go below a second) and up
+     * window, Camel properties such as the delivery timeout and the TLS reload period, and the clock every time is
+     * read from.
      */
     public record Tuning(Backoff backoff, Duration probeInterval, Duration upWindow,
                          Map<String, String> camelProperties, InstantSource clock) {
@@ -50,7 +51,7 @@ public final class RelayApplication implements AutoCloseable {
 
         /** As in production: the probe interval is {@code --probe-interval-seconds}. */
         public static Tuning standard() {
-            return new Tuning(Backoff.standard(), null, UpstreamBoard.DEFAULT_UP_WINDOW, Map.of());
+            return new Tuning(Backoff.standard(), null, InternalTuning.DEFAULT.upWindow(), Map.of());
         }
 
         /** This tuning, with the probe interval of {@code --probe-interval-seconds} (tests of the health checks). */
@@ -63,13 +64,14 @@ public final class RelayApplication implements AutoCloseable {
         }
 
         /**
-         * How long an answer may pause before the attempt is a timeout (and a drop, for the upstream's window): 30 s,
-         * or {@code mcpd.delivery.timeout-ms} among the properties or the JVM's system properties (tests).
+         * How long an answer may pause before the attempt is a timeout (and a drop, for the upstream's window): the
+         * fixed {@link InternalTuning#deliveryTimeout()}, or {@link InternalTuning#DELIVERY_TIMEOUT_PROPERTY} among the
+         * properties or the JVM's system properties (tests). The board's windows and the HTTP client both read this.
          */
         public Duration deliveryTimeout() {
-            String millis = camelProperties.getOrDefault(DELIVERY_TIMEOUT_PROPERTY,
-                    System.getProperty(DELIVERY_TIMEOUT_PROPERTY));
-            return millis == null ? UpstreamBoard.DEFAULT_TIMEOUT : Duration.ofMillis(Long.parseLong(millis));
+            String millis = camelProperties.getOrDefault(InternalTuning.DELIVERY_TIMEOUT_PROPERTY,
+                    System.getProperty(InternalTuning.DELIVERY_TIMEOUT_PROPERTY));
+            return millis == null ? InternalTuning.DEFAULT.deliveryTimeout() : Duration.ofMillis(Long.parseLong(millis));
         }
     }
 

@@ -86,10 +86,11 @@ public final class RelayBeans implements AutoCloseable {
         this.tuning = tuning;
         this.spool = spool;
         this.deadLetters = deadLetters;
+        // One delivery timeout for both: the window counts an answer as lost when the HTTP client gives up on it.
+        java.time.Duration deliveryTimeout = tuning.deliveryTimeout();
         this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
-                config.maxInFlight(), tuning.deliveryTimeout(), config.healthyThreshold(),
-                config.unhealthyThreshold());
-        this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, tuning.deliveryTimeout());
+                config.maxInFlight(), deliveryTimeout, config.healthyThreshold(), config.unhealthyThreshold());
+        this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, deliveryTimeout);
         this.workers = new DeliveryWorkers(config.workers());
         this.attempts = new EntryAttempts(InstantSource.system());
         // Receive times are the wall clock's (the ingest route's), so their age is too.

@@ -1,16 +1,17 @@
 package dev.mcpd.wire;
 
 import dev.mcpd.config.DurationText;
+import dev.mcpd.config.InternalTuning;
 import java.time.Duration;
 
 /**
  * How long a caller may be kept waiting: {@code /relay/sync}'s {@code timeout} and the {@code mcpd-relay-wait} header
  * — a duration as every option takes one ({@code 500ms}, {@code 10s}, {@code 1m}: {@link DurationText}), at most
- * 60 s.
+ * {@link InternalTuning#maxWait()}.
  */
 public final class WaitDuration {
 
-    public static final Duration MAX = Duration.ofSeconds(60);
+    public static final Duration MAX = InternalTuning.DEFAULT.maxWait();
 
     private WaitDuration() {
     }

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Helm chart deploy/helm/mcpd and its example values, checked without a helm binary: the files parse,
- * every value a template reads is defined, every MCPD_* variable it emits is one mcpd reads, the examples set only
+ * every value a template reads is defined, every MCPD_* variable it emits or its values name is one mcpd reads (that
+ * their defaults are mcpd's, or differ with a reason, is HelmDefaultsTest's), the examples set only
  * defined keys and values the real CLI accepts, the relay is a StatefulSet with a spool claim per pod, and the
  * probes ask /healthz and /readyz. TLS (tls.*, relay.upstreamTls.*): its Secrets are mounted as volumes, the
  * variables name the mounted files, the probes ask over HTTPS — read from the templates, taken by the real CLI from
@@ -187,6 +188,13 @@ class HelmChartTest {
         Set<String> unknown = new TreeSet<>(emitted);
         unknown.removeAll(DeployFiles.knownVariables());
         assertEquals(Set.of(), unknown, "the templates emit only variables mcpd reads: " + DeployFiles.knownVariables());
+        // values.yaml's comments and the examples name variables too: a renamed or dropped option must not linger.
+        Set<String> named = new TreeSet<>(DeployFiles.variablesIn(DeployFiles.read(CHART + "/values.yaml")));
+        for (String example : EXAMPLES) {
+            named.addAll(DeployFiles.variablesIn(DeployFiles.read("deploy/helm/examples/" + example + ".yaml")));
+        }
+        named.removeAll(DeployFiles.knownVariables());
+        assertEquals(Set.of(), named, "values.yaml and the examples name only variables mcpd reads");
         assertFalse(configMap.contains("MCPD_INGEST_KEY") || configMap.contains("MCPD_UPSTREAM_KEY"),
                 "keys never go into the ConfigMap");
         for (String secret : List.of("MCPD_INGEST_KEY", "MCPD_UPSTREAM_KEY", "MCPD_DATA")) {
