@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.regex.Pattern;
+import dev.mcpd.testing.DocExample;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,11 +21,8 @@ class FixedSettingsTableTest {
 
     @Test
     void theDocumentedFixedSettingsTableIsTheOneTheRecordMakes() throws IOException {
-        String page = Files.readString(Path.of("docs/command-line.md"));
-        int start = page.indexOf("| fixed setting | value | why not an option |");
-        assertTrue(start >= 0, "docs/command-line.md has the fixed-settings table");
-        int end = page.indexOf("\n\n", start);
-        assertEquals(InternalTuning.markdownTable(), page.substring(start, end < 0 ? page.length() : end + 1),
+        assertEquals(InternalTuning.markdownTable(), DocExample.table(Path.of("docs/command-line.md"),
+                "| fixed setting | value | why not an option |"),
                 "put the table InternalTuning.markdownTable() makes in docs/command-line.md");
     }
 

@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import dev.mcpd.testing.DocExample;
 import org.junit.jupiter.api.Test;
 
 /** Each option is declared once, in {@link Options}: the option table of docs/command-line.md is made from the declarations. */
@@ -16,11 +16,8 @@ class OptionTableTest {
 
     @Test
     void theDocumentedOptionTableIsTheOneTheDeclarationsMake() throws IOException {
-        String readme = Files.readString(Path.of("docs/command-line.md"));
-        int start = readme.indexOf("| option | env | default | roles | meaning |");
-        assertTrue(start >= 0, "docs/command-line.md has the option table");
-        int end = readme.indexOf("\n\n", start);
-        assertEquals(Options.markdownTable(), readme.substring(start, end + 1),
+        assertEquals(Options.markdownTable(), DocExample.table(Path.of("docs/command-line.md"),
+                "| option | env | default | roles | meaning |"),
                 "put the table Options.markdownTable() makes in docs/command-line.md");
     }
 

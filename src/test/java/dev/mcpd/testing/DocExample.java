@@ -20,4 +20,13 @@ public final class DocExample {
         int open = text.indexOf('\n', text.indexOf("```", marker)) + 1;
         return text.substring(open, text.indexOf("```", open));
     }
+
+    /** The Markdown table of the page that starts with {@code header}, through its last row (and line break). */
+    public static String table(Path page, String header) throws IOException {
+        String text = Files.readString(page);
+        int start = text.indexOf(header);
+        assertTrue(start >= 0, page + " has the table " + header);
+        int end = text.indexOf("\n\n", start);
+        return text.substring(start, end < 0 ? text.length() : end + 1);
+    }
 }
