@@ -255,7 +255,7 @@ stop_relay
 say "backlog: $backlogs entries waiting"
 for n in $backlogs; do
   dir=$work/backlog-$n
-  mkdir -p "$dir/mcpd.spool/relay"
+  mkdir -p "$dir/mcpd.spool" && mkdir -p -m 700 "$dir/mcpd.spool/relay"  # the relay refuses a spool others can write
   filled=0
   if ((n > 0)); then
     line=$(java -cp "$root/target/mcpd.jar" "$here/FillSpool.java" "$dir/mcpd.spool/relay" "$n" 2>>"$work/fill.log")
