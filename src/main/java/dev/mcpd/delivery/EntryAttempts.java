@@ -26,6 +26,7 @@ public final class EntryAttempts {
      * entry's target, up to the 4 KiB a request line may have: 10 000 of them are 40 MiB at the very worst.
      */
     static final int MAX_RECORDS = 10_000;
+    static final int MAX_FAILURE_CHARS = 300;
 
     /**
      * One entry's failed attempts.
@@ -76,7 +77,9 @@ public final class EntryAttempts {
         return bySeq.size();
     }
 
+    /** One line of at most {@value #MAX_FAILURE_CHARS} characters: a failure's cause may quote what it met. */
     private static String oneLine(String why) {
-        return why.replaceAll("\\s+", " ").strip();
+        String line = why.replaceAll("\\s+", " ").strip();
+        return line.length() <= MAX_FAILURE_CHARS ? line : line.substring(0, MAX_FAILURE_CHARS - 1) + "…";
     }
 }

@@ -31,12 +31,9 @@ class ConfigCommandTest {
     /** The README's sample of {@code mcpd config} is what the program prints for the command it shows. */
     @Test
     void theReadmesSampleIsTheProgramsOutput() throws Exception {
-        String command = "$ MCPD_UPSTREAMS=http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317 bin/mcpd --data"
-                + " /data/mcpd.db config\n";
-        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("README.md"));
-        int start = readme.indexOf(command);
-        assertTrue(start >= 0, "the README shows the command");
-        String sample = readme.substring(start + command.length(), readme.indexOf("```", start));
+        String sample = dev.mcpd.testing.DocExample.output(java.nio.file.Path.of("README.md"),
+                "MCPD_UPSTREAMS=http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317 bin/mcpd --data"
+                        + " /data/mcpd.db config");
         McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317"),
                 "--data", "/data/mcpd.db", "config");
         assertEquals(run.out(), sample);

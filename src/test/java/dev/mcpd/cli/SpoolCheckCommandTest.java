@@ -8,6 +8,7 @@ import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.testing.DocExample;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -137,11 +138,7 @@ class SpoolCheckCommandTest {
     void theSpoolPagesSampleIsWhatCheckPrintsForADamagedSpool() throws Exception {
         threeWaitingOneDeliveredOneDead();
         flipAByteInTheMiddleOf(onlySegmentWithEntries());
-        String command = "$ mcpd --data /data/mcpd.db relay spool check\n";
-        String doc = Files.readString(Path.of("docs/spool.md"));
-        int start = doc.indexOf(command);
-        assertTrue(start >= 0, "docs/spool.md shows the command");
-        String sample = doc.substring(start + command.length(), doc.indexOf("```", start));
+        String sample = DocExample.output(Path.of("docs/spool.md"), "mcpd --data /data/mcpd.db relay spool check");
 
         McpdRun run = run(Map.of(), "--data", tmp.resolve("mcpd.db").toString(), "relay", "spool", "check");
 

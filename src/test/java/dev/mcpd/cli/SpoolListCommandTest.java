@@ -17,6 +17,7 @@ import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestConfig;
 import java.net.URI;
@@ -44,7 +45,7 @@ class SpoolListCommandTest {
             Duration.ofSeconds(30), Map.of("mcpd.delivery.timeout-ms", "1000"));
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The sample's command in docs/spool.md; the lines after it, up to the fence, are what it prints. */
-    private static final String SAMPLE_COMMAND = "$ mcpd --data /data/mcpd.db relay spool list --limit 2\n";
+    private static final String SAMPLE_COMMAND = "mcpd --data /data/mcpd.db relay spool list --limit 2";
     /** The upstream the sample shows; the test's own has a loopback address and a free port. */
     private static final String SAMPLE_UPSTREAM = "http://collector.eu.internal:4318";
     /** An age in the AGE column (42s, 3m05s, 2h07m, 12d03h) with the spaces that pad it. */
@@ -303,10 +304,7 @@ class SpoolListCommandTest {
      */
     @Test
     void theDocsSampleIsTheProgramsOutput() throws Exception {
-        String doc = Files.readString(Path.of("docs/spool.md"));
-        int start = doc.indexOf(SAMPLE_COMMAND);
-        assertTrue(start >= 0, "docs/spool.md shows the command");
-        String sample = doc.substring(start + SAMPLE_COMMAND.length(), doc.indexOf("```", start));
+        String sample = DocExample.output(Path.of("docs/spool.md"), SAMPLE_COMMAND);
         try (TestUpstream busy = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503)
                 .withHeader("Retry-After", "600"))) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", busy.url().toString(),

@@ -23,14 +23,8 @@ class ConsistencyDocIT {
     @TempDir
     Path tmp;
 
-    /** The first fenced block of {@code language} after the heading {@code heading}. */
     static String block(String heading, String language) throws IOException {
-        String doc = Files.readString(DOC);
-        int at = doc.indexOf("\n" + heading + "\n");
-        assertTrue(at >= 0, "docs/consistency.md has the section " + heading);
-        int start = doc.indexOf("```" + language + "\n", at);
-        int end = doc.indexOf("\n```", start + 4 + language.length());
-        return doc.substring(start + 4 + language.length(), end + 1);
+        return DocExample.blockUnder(DOC, heading, language);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.mcpd.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.DocExample;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -23,11 +24,7 @@ class DeadLettersDocIT {
 
     @Test
     void theRunbookWorksAsWrittenOnAFreshRelay() throws Exception {
-        String doc = Files.readString(Path.of("docs/dead-letters.md"));
-        int at = doc.indexOf("\n## Try it on a fresh relay\n");
-        assertTrue(at >= 0, "docs/dead-letters.md has the section");
-        int start = doc.indexOf("```sh\n", at) + "```sh\n".length();
-        String script = doc.substring(start, doc.indexOf("\n```", start) + 1);
+        String script = DocExample.blockUnder(Path.of("docs/dead-letters.md"), "## Try it on a fresh relay", "sh");
 
         Path bin = Files.createDirectories(tmp.resolve("bin"));
         Path mcpd = bin.resolve("mcpd");

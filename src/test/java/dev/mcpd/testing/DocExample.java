@@ -29,4 +29,23 @@ public final class DocExample {
         int end = text.indexOf("\n\n", start);
         return text.substring(start, end < 0 ? text.length() : end + 1);
     }
+
+    /** What the page shows {@code command} printing: the lines after {@code $ command}, up to the fence. */
+    public static String output(Path page, String command) throws IOException {
+        String text = Files.readString(page);
+        String prompt = "$ " + command + "\n";
+        int start = text.indexOf(prompt);
+        assertTrue(start >= 0, page + " shows the command " + command);
+        return text.substring(start + prompt.length(), text.indexOf("```", start));
+    }
+
+    /** The first fenced block of {@code language} in the page's section {@code heading} (its whole line). */
+    public static String blockUnder(Path page, String heading, String language) throws IOException {
+        String text = Files.readString(page);
+        int at = text.indexOf("\n" + heading + "\n");
+        assertTrue(at >= 0, page + " has the section " + heading);
+        String fence = "```" + language + "\n";
+        int start = text.indexOf(fence, at) + fence.length();
+        return text.substring(start, text.indexOf("\n```", start) + 1);
+    }
 }
