@@ -12,8 +12,6 @@ import dev.mcpd.testing.TestTuning;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -25,10 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * One fault scenario, described with {@link #scenario} and started with {@link Builder#start()}: collectors
@@ -312,98 +307,18 @@ final class FaultRig implements AutoCloseable {
     }
 
     /** The highest value of the relay's {@code metric}, sampled every {@code every} from now until closed. */
-    Peak peakOf(String metric, Duration every) {
-        return keep(new Peak(this, metric, every));
-    }
-
-    /** A sampler of one relay metric (a daemon thread), keeping its highest value. */
-    static final class Peak implements AutoCloseable {
-        private final AtomicLong max = new AtomicLong();
-        private final Thread sampler;
-
-        private Peak(FaultRig rig, String metric, Duration every) {
-            sampler = new Thread(() -> {
-                while (!Thread.currentThread().isInterrupted()) {
-                    try {
-                        long value = (long) metric(rig.metrics(), metric);
-                        max.accumulateAndGet(value, Math::max);
-                        Thread.sleep(every.toMillis());
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (Exception e) {
-                        // the relay is busy: sample again
-                    }
-                }
-            }, metric + "-sampler");
-            sampler.setDaemon(true);
-            sampler.start();
-        }
-
-        long max() {
-            return max.get();
-        }
-
-        @Override
-        public void close() {
-            sampler.interrupt();
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------------ reading
-
-    static JsonNode json(URI uri) throws IOException, InterruptedException {
-        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(15)).GET()
-                .build(), HttpResponse.BodyHandlers.ofString());
-        if (answer.statusCode() != 200) {
-            throw new IOException(uri + " answered " + answer.statusCode() + ": " + answer.body());
-        }
-        return JSON.readTree(answer.body());
-    }
-
-    static JsonNode stats(PackagedJar collector) throws IOException, InterruptedException {
-        return json(collector.uri("/v1/stats"));
-    }
-
-    static JsonNode relayStatus(PackagedJar relay) throws IOException, InterruptedException {
-        return json(relay.uri("/relay/status"));
-    }
-
-    static String metrics(PackagedJar relay) throws IOException, InterruptedException {
-        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(relay.uri("/metrics"))
-                .timeout(Duration.ofSeconds(15)).GET().build(), HttpResponse.BodyHandlers.ofString());
-        return answer.body();
-    }
-
-    private static final Pattern SAMPLE = Pattern.compile("^(\\w+)(\\{[^}]*})?\\s+(\\S+)");
-
-    /** The value of {@code name} whose labels contain every one of {@code labels} ({@code order="1"}), or 0. */
-    static double metric(String scrape, String name, String... labels) {
-        double sum = 0;
-        for (String line : scrape.lines().toList()) {
-            Matcher m = SAMPLE.matcher(line);
-            if (!m.find() || !m.group(1).equals(name)) {
-                continue;
-            }
-            String labelSet = m.group(2) == null ? "" : m.group(2);
-            boolean all = true;
-            for (String label : labels) {
-                all &= labelSet.contains(label);
-            }
-            if (all) {
-                sum += Double.parseDouble(m.group(3));
-            }
-        }
-        return sum;
+    Readings.Peak peakOf(String metric, Duration every) {
+        return keep(new Readings.Peak(this::metrics, metric, every));
     }
 
     /** The running relay's {@code /metrics}. */
     String metrics() throws IOException, InterruptedException {
-        return metrics(relay);
+        return Readings.metrics(relay);
     }
 
     /** What the running relay delivered to upstream {@code order} (1: the primary). */
     long delivered(int order) throws IOException, InterruptedException {
-        return (long) metric(metrics(), "mcpd_relay_delivered_total", "order=\"" + order + "\"");
+        return (long) Readings.metric(metrics(), "mcpd_relay_delivered_total", "order=\"" + order + "\"");
     }
 
     // ------------------------------------------------------------------------------------------------ accounting
@@ -425,7 +340,7 @@ final class FaultRig implements AutoCloseable {
         JsonNode[] status = new JsonNode[1];
         await("the relay's spool is empty").atMost(SETTLE).pollInterval(Duration.ofMillis(200))
                 .ignoreExceptions()
-                .until(() -> (status[0] = relayStatus(relay)).path("spool").path("entries").asLong(-1) == 0);
+                .until(() -> (status[0] = Readings.relayStatus(relay)).path("spool").path("entries").asLong(-1) == 0);
         long[] last = {-1};
         await("the archive stops growing").atMost(SETTLE).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
                 .until(() -> {
@@ -448,7 +363,7 @@ final class FaultRig implements AutoCloseable {
         long events = 0;
         long duplicates = 0;
         for (PackagedJar collector : archive.shared() ? collectors.subList(0, 1) : collectors) {
-            JsonNode stats = stats(collector);
+            JsonNode stats = Readings.stats(collector);
             events += stats.path("events").asLong();
             duplicates += stats.path("duplicates").asLong();
         }

@@ -47,10 +47,10 @@ class FlappingPrimaryIT extends FaultScenario {
             rig.awaitLoad(Duration.ofSeconds(120));
             FaultRig.Counts counts = rig.settle();
             String scrape = rig.metrics();
-            long to1 = (long) FaultRig.metric(scrape, "mcpd_relay_delivered_total", "order=\"1\"");
-            long to2 = (long) FaultRig.metric(scrape, "mcpd_relay_delivered_total", "order=\"2\"");
-            long failed1 = (long) FaultRig.metric(scrape, "mcpd_relay_failed_attempts_total", "order=\"1\"");
-            long failovers = (long) FaultRig.metric(scrape, "mcpd_relay_failovers_total");
+            long to1 = (long) Readings.metric(scrape, "mcpd_relay_delivered_total", "order=\"1\"");
+            long to2 = (long) Readings.metric(scrape, "mcpd_relay_delivered_total", "order=\"2\"");
+            long failed1 = (long) Readings.metric(scrape, "mcpd_relay_failed_attempts_total", "order=\"1\"");
+            long failovers = (long) Readings.metric(scrape, "mcpd_relay_failovers_total");
 
             Map<String, Boolean> extra = new LinkedHashMap<>();
             extra.put("the secondary took traffic while the primary flapped (" + to2 + ")", to2 > 0);

@@ -49,9 +49,9 @@ class PrimaryDownFailoverIT extends FaultScenario {
             rig.awaitLoad(Duration.ofSeconds(120));
             FaultRig.Counts counts = rig.settle();
             String scrape = rig.metrics();
-            long to1 = (long) FaultRig.metric(scrape, "mcpd_relay_delivered_total", "order=\"1\"");
-            long to2 = (long) FaultRig.metric(scrape, "mcpd_relay_delivered_total", "order=\"2\"");
-            long failovers = (long) FaultRig.metric(scrape, "mcpd_relay_failovers_total");
+            long to1 = (long) Readings.metric(scrape, "mcpd_relay_delivered_total", "order=\"1\"");
+            long to2 = (long) Readings.metric(scrape, "mcpd_relay_delivered_total", "order=\"2\"");
+            long failovers = (long) Readings.metric(scrape, "mcpd_relay_failovers_total");
 
             Map<String, Boolean> extra = new LinkedHashMap<>();
             extra.put("the primary took traffic before it went down (" + to1BeforeDown + ")", to1BeforeDown > 0);

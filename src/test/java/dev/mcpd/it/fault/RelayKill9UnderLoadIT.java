@@ -39,9 +39,9 @@ class RelayKill9UnderLoadIT extends FaultScenario {
                         .atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(2))
                         .until(() -> senders.settledCount() >= threshold && outForDelivery(running)
                                 >= IN_FLIGHT_AT_KILL);
-                long archivedAtKill = FaultRig.stats(rig.collector(0)).path("events").asLong();
+                long archivedAtKill = Readings.stats(rig.collector(0)).path("events").asLong();
                 int ackedAtKill = senders.acknowledgedCount();
-                JsonNode upstream = FaultRig.relayStatus(running).path("upstreams").path(0);
+                JsonNode upstream = Readings.relayStatus(running).path("upstreams").path(0);
                 String inFlight = upstream.path("inFlight").asInt() + " requests (" + upstream.path("protocol")
                         .asText() + (upstream.path("batches").asBoolean() ? ", batches" : "") + ")";
                 rig.kill9Relay();
@@ -67,7 +67,7 @@ class RelayKill9UnderLoadIT extends FaultScenario {
 
     private static int outForDelivery(PackagedJar relay) throws InterruptedException {
         try {
-            return FaultRig.relayStatus(relay).path("spool").path("outForDelivery").asInt();
+            return Readings.relayStatus(relay).path("spool").path("outForDelivery").asInt();
         } catch (java.io.IOException e) {
             return -1; // not answering yet: ask again
         }

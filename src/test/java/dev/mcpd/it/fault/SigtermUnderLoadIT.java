@@ -33,7 +33,7 @@ class SigtermUnderLoadIT extends FaultScenario {
                 await("~" + threshold + " acknowledged").atMost(Duration.ofSeconds(120))
                         .pollInterval(Duration.ofMillis(2)).until(() -> senders.settledCount() >= threshold);
                 int acked = senders.acknowledgedCount();
-                long archived = FaultRig.stats(rig.collector(0)).path("events").asLong();
+                long archived = Readings.stats(rig.collector(0)).path("events").asLong();
                 long started = System.nanoTime();
                 exits.add(rig.terminateRelay());
                 stops.add(String.format("%d acked/%d archived (stopped in %d ms)", acked, archived,

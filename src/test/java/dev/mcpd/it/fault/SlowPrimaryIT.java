@@ -53,7 +53,7 @@ class SlowPrimaryIT extends FaultScenario {
             rig.awaitLoad(Duration.ofSeconds(120));
             FaultRig.Counts counts = rig.settle();
             String scrape = rig.metrics();
-            long failed = (long) FaultRig.metric(scrape, "mcpd_relay_failed_attempts_total");
+            long failed = (long) Readings.metric(scrape, "mcpd_relay_failed_attempts_total");
             int copies = rig.testUpstream().received().size();
             int expectedSlow = (REQUESTS + 9) / 10;
 

@@ -26,7 +26,7 @@ class SpoolFullIT extends FaultScenario {
                 .relayOptions("--spool-max-bytes", "64KiB")
                 .requests(REQUESTS).padded(PAD)
                 .start()) {
-            FaultRig.Peak spoolBytes = rig.peakOf("mcpd_relay_spool_bytes", Duration.ofMillis(50));
+            Readings.Peak spoolBytes = rig.peakOf("mcpd_relay_spool_bytes", Duration.ofMillis(50));
             Senders senders = rig.startLoad();
             await("the spool is full and every sender was refused").atMost(Duration.ofSeconds(60))
                     .pollInterval(Duration.ofMillis(20)).until(() -> senders.refusedFull() >= FaultRig.SENDERS);
@@ -37,7 +37,7 @@ class SpoolFullIT extends FaultScenario {
             FaultRig.Counts counts = rig.settle();
             spoolBytes.close();
             String scrape = rig.metrics();
-            long refusedFullMetric = (long) FaultRig.metric(scrape, "mcpd_relay_refused_full_total");
+            long refusedFullMetric = (long) Readings.metric(scrape, "mcpd_relay_refused_full_total");
 
             Map<String, Boolean> extra = new LinkedHashMap<>();
             extra.put("senders were refused for space (" + senders.refusedFull() + " × 503)",
