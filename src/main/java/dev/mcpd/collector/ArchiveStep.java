@@ -33,7 +33,7 @@ public final class ArchiveStep implements Processor {
         long started = System.nanoTime();
         Archived archived;
         try {
-            archived = store.archive(batch);
+            archived = store.archive(Sender.of(exchange), batch);
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, ingest answered 503: " + e.getMessage());
             throw IngestRefusal.unavailable("the collector's store is not answering; retry later");

@@ -1,6 +1,7 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.observability.ProcessMetrics;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -8,12 +9,14 @@ import java.time.Duration;
 /**
  * The collector's meters: {@code mcpd_ingest_accepted_total}, {@code mcpd_ingest_duplicate_total} and
  * {@code mcpd_ingest_rejected_total} (events, by ingest path — four paths at most, so the label stays small),
- * {@code mcpd_store_latency_seconds} (one archive transaction), plus the process metrics.
+ * {@code mcpd_store_latency_seconds} (one archive transaction), {@code mcpd_collector_key_conflicts_total}
+ * (copies under a key their sender had used for another body), plus the process metrics.
  */
 public final class CollectorMetrics {
 
     private final MeterRegistry registry;
     private final Timer storeLatency;
+    private final Counter keyConflicts;
 
     public CollectorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -21,8 +24,11 @@ public final class CollectorMetrics {
         this.storeLatency = Timer.builder("mcpd.store.latency")
                 .description("Time to archive one batch in the store (one transaction)")
                 .publishPercentiles(0.5, 0.99).register(registry);
+        this.keyConflicts = Counter.builder("mcpd.collector.key.conflicts")
+                .description("Copies that came again under an idempotency key their sender had used for another body")
+                .register(registry);
         for (String path : new String[] {"/v1/ingest", "/v1/traces", "/v1/logs", "/v1/metrics"}) {
-            archived(path, new Archived(0, 0, 0));
+            archived(path, new Archived(0, 0, 0, false));
         }
     }
 
@@ -30,6 +36,9 @@ public final class CollectorMetrics {
         registry.counter("mcpd.ingest.accepted", "path", path).increment(archived.accepted());
         registry.counter("mcpd.ingest.duplicate", "path", path).increment(archived.duplicate());
         registry.counter("mcpd.ingest.rejected", "path", path).increment(archived.rejected());
+        if (archived.conflict()) {
+            keyConflicts.increment();
+        }
     }
 
     void storeLatency(Duration latency) {

@@ -25,11 +25,13 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The collector's archive on SQLite or PostgreSQL, through a pooled JDBC connection.
  *
- * <p>A batch and its idempotency key are one row: it is inserted with {@code ON CONFLICT (idempotency_key) DO
- * NOTHING}, so the database's unique index — not a check before the insert — decides which copy is stored. Two
- * replicas racing on the same key store it once; the loser's insert changes nothing, and it records the copy as a
- * duplicate in the same transaction. (Camel's idempotent consumer with a JDBC repository would record the key in a
- * statement of its own, outside the batch's transaction: a crash between the two would lose the batch or the key.)
+ * <p>A batch's idempotency key is recorded, for its {@link Sender}, in the same transaction as the batch
+ * ({@link BulkArchive}): the key's insert is {@code ON CONFLICT DO NOTHING}, so the database's primary key — not a
+ * check before the insert — decides which copy is stored. Two replicas racing on the same key store it once; the
+ * loser records its copy as a duplicate. (Camel's idempotent consumer with a JDBC repository would record the key in
+ * a statement of its own, outside the batch's transaction: a crash between the two would lose the batch or the key.)
+ * Keys are forgotten after the dedup window, batches after the retention, by the lease holder
+ * ({@link #forgetKeysSeenBefore}, {@link #deleteArchiveBefore}).
  *
  * <p>The schema is created and migrated at start by the versioned scripts under {@code db/<dialect>/}
  * ({@code V1__….sql}, …), applied in order in one transaction and recorded in {@code schema_version}; on PostgreSQL
@@ -38,7 +40,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class JdbcStore implements AutoCloseable {
 
     /** The migrations, in order. A new one is appended here and shipped as db/<dialect>/V<n>__<name>.sql. */
-    static final String[] MIGRATIONS = {"V1__archive.sql"};
+    static final String[] MIGRATIONS = {"V1__archive.sql", "V2__keys_per_sender_and_lease.sql"};
     private static final long MIGRATION_LOCK = 0x6d637064L; // "mcpd"
 
     private final StoreLocation location;
@@ -57,6 +59,9 @@ public final class JdbcStore implements AutoCloseable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JdbcStore.class);
 
     private final InstantSource clock;
+    /** Whether keys stored before keys belonged to senders may remain (see {@link #legacyKeys()}). */
+    private volatile boolean legacyKeys = true;
+    private volatile long nextLegacyCheck;
 
     private JdbcStore(StoreLocation location, HikariDataSource pool, InstantSource clock) {
         this.location = location;
@@ -153,26 +158,26 @@ public final class JdbcStore implements AutoCloseable {
      * the store's path must still be the one the store opened, else the sender is told 503 and readiness says why.
      * Once a file is there again, the store migrates it (a new, empty archive) and takes requests again.
      */
-    public Archived archive(Batch batch) {
-        return archiveAll(List.of(batch)).get(0);
+    public Archived archive(Sender sender, Batch batch) {
+        return archiveAll(sender, List.of(batch)).get(0);
     }
 
     /**
-     * Archives several requests in one transaction — the entries of one relay batch — each deduplicated by its own
-     * key: all are kept, or none (then {@link StoreUnavailable}).
+     * Archives several requests of one sender in one transaction — the entries of one relay batch — each
+     * deduplicated by its own key: all are kept, or none (then {@link StoreUnavailable}).
      *
      * @return what happened to each, in order
      */
-    public List<Archived> archiveAll(List<Batch> batches) {
+    public List<Archived> archiveAll(Sender sender, List<Batch> batches) {
         if (location.dialect() != StoreLocation.Dialect.SQLITE) {
-            return archiveInTransaction(batches);
+            return archiveInTransaction(sender, batches);
         }
         sqliteWriter.lock();
         try {
             reopenIfLost();
             List<Archived> archived;
             try {
-                archived = archiveInTransaction(batches);
+                archived = archiveInTransaction(sender, batches);
             } catch (StoreUnavailable e) {
                 noticeSqliteFileChange();
                 throw e;
@@ -232,35 +237,12 @@ public final class JdbcStore implements AutoCloseable {
         return Files.readAttributes(location.file().get(), BasicFileAttributes.class).fileKey();
     }
 
-    private List<Archived> archiveInTransaction(List<Batch> batches) {
+    private List<Archived> archiveInTransaction(Sender sender, List<Batch> batches) {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            try (PreparedStatement insert = connection.prepareStatement(
-                    "INSERT INTO batches (idempotency_key, target, content_type, content_encoding, received_at_ms,"
-                            + " events, rejected, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                            + " ON CONFLICT (idempotency_key) DO NOTHING");
-                 PreparedStatement seen = connection.prepareStatement(
-                         "INSERT INTO duplicates (idempotency_key, events, seen_at_ms) VALUES (?, ?, ?)")) {
-                List<Archived> archived = new ArrayList<>(batches.size());
-                for (Batch batch : batches) {
-                    insert.setString(1, batch.idempotencyKey().orElse(null));
-                    insert.setString(2, batch.target());
-                    insert.setString(3, batch.contentType());
-                    insert.setString(4, batch.contentEncoding());
-                    insert.setLong(5, batch.receivedAtMillis());
-                    insert.setInt(6, batch.events());
-                    insert.setInt(7, batch.rejected());
-                    insert.setBytes(8, batch.body());
-                    boolean stored = insert.executeUpdate() == 1;
-                    Archived one = stored ? Archived.stored(batch) : Archived.duplicateOf(batch);
-                    if (!stored) {
-                        seen.setString(1, batch.idempotencyKey().orElseThrow());
-                        seen.setInt(2, one.duplicate());
-                        seen.setLong(3, clock.millis());
-                        seen.executeUpdate();
-                    }
-                    archived.add(one);
-                }
+            try {
+                List<Archived> archived = new BulkArchive(connection, sender, clock.millis(), legacyKeys())
+                        .archive(batches);
                 connection.commit();
                 return archived;
             } catch (SQLException | RuntimeException e) {
@@ -270,6 +252,94 @@ public final class JdbcStore implements AutoCloseable {
         } catch (SQLException e) {
             throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
         }
+    }
+
+    /**
+     * Whether keys from before keys belonged to senders may still be there: checked at most once a minute, so that
+     * once the dedup window has forgotten them, archiving stops looking for them.
+     */
+    private boolean legacyKeys() {
+        long now = clock.millis();
+        if (legacyKeys && now >= nextLegacyCheck) {
+            nextLegacyCheck = now + 60_000;
+            try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement();
+                 ResultSet rs = statement.executeQuery("SELECT 1 FROM idempotency_keys WHERE sender = '"
+                         + Sender.ANY + "' LIMIT 1")) {
+                legacyKeys = rs.next();
+            } catch (SQLException e) {
+                return true; // asked again when the store answers
+            }
+        }
+        return legacyKeys;
+    }
+
+    /** What one sweep of a table did: how many rows it deleted, and whether it stopped because the lease was lost. */
+    public record Swept(long deleted, boolean leaseLost) {
+    }
+
+    /** Forgets the idempotency keys first seen before {@code cutoffMillis}: a copy arriving again is stored again. */
+    public Swept forgetKeysSeenBefore(long cutoffMillis, int chunk, LeaseFence fence) {
+        return sweep("DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender,"
+                + " idempotency_key FROM idempotency_keys WHERE seen_at_ms < ? LIMIT ?)", cutoffMillis, chunk, fence);
+    }
+
+    /** Deletes the archived batches received before {@code cutoffMillis}, and the record of copies seen before it. */
+    public Swept deleteArchiveBefore(long cutoffMillis, int chunk, LeaseFence fence) {
+        Swept batches = sweep("DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE received_at_ms < ?"
+                + " LIMIT ?)", cutoffMillis, chunk, fence);
+        if (batches.leaseLost()) {
+            return batches;
+        }
+        Swept copies = sweep("DELETE FROM duplicates WHERE id IN (SELECT id FROM duplicates WHERE seen_at_ms < ?"
+                + " LIMIT ?)", cutoffMillis, chunk, fence);
+        return new Swept(batches.deleted(), copies.leaseLost());
+    }
+
+    /**
+     * Deletes in chunks of at most {@code chunk} rows, each in its own short transaction that first asks the fence:
+     * ingest waits at most one chunk (on SQLite, writers queue fairly behind it), and a replica that lost the lease
+     * deletes nothing more.
+     */
+    private Swept sweep(String delete, long cutoffMillis, int chunk, LeaseFence fence) {
+        long deleted = 0;
+        while (true) {
+            int done;
+            boolean sqlite = location.dialect() == StoreLocation.Dialect.SQLITE;
+            if (sqlite) {
+                sqliteWriter.lock();
+            }
+            try (Connection connection = pool.getConnection()) {
+                connection.setAutoCommit(false);
+                try (PreparedStatement statement = connection.prepareStatement(delete)) {
+                    if (!fence.stillHeld(connection)) {
+                        connection.rollback();
+                        return new Swept(deleted, true);
+                    }
+                    statement.setLong(1, cutoffMillis);
+                    statement.setInt(2, chunk);
+                    done = statement.executeUpdate();
+                    connection.commit();
+                } catch (SQLException | RuntimeException e) {
+                    connection.rollback();
+                    throw e;
+                }
+            } catch (SQLException e) {
+                throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
+            } finally {
+                if (sqlite) {
+                    sqliteWriter.unlock();
+                }
+            }
+            deleted += done;
+            if (done < chunk) {
+                return new Swept(deleted, false);
+            }
+        }
+    }
+
+    /** A connection from the store's pool, for the lease: the caller closes it. */
+    Connection connection() throws SQLException {
+        return pool.getConnection();
     }
 
     public StoreStats stats() {
@@ -282,11 +352,14 @@ public final class JdbcStore implements AutoCloseable {
                 batches = rs.getLong(1);
                 events = rs.getLong(2);
             }
-            try (ResultSet rs = statement.executeQuery("SELECT COALESCE(SUM(events), 0) FROM duplicates")) {
+            long conflicts;
+            try (ResultSet rs = statement.executeQuery("SELECT COALESCE(SUM(events), 0), COALESCE(SUM(conflict), 0)"
+                    + " FROM duplicates")) {
                 rs.next();
                 duplicates = rs.getLong(1);
+                conflicts = rs.getLong(2);
             }
-            return new StoreStats(batches, events, duplicates);
+            return new StoreStats(batches, events, duplicates, conflicts);
         } catch (SQLException e) {
             throw new StoreUnavailable("the store " + location.describe() + " failed: " + e.getMessage(), e);
         }

@@ -37,7 +37,7 @@ public final class RelayBatchArchive implements Processor {
         long started = System.nanoTime();
         List<Archived> archived;
         try {
-            archived = store.archiveAll(readable.stream().map(e -> e.batch().orElseThrow()).toList());
+            archived = store.archiveAll(Sender.of(exchange), readable.stream().map(e -> e.batch().orElseThrow()).toList());
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, relay batch answered 503: " + e.getMessage());
             throw IngestRefusal.unavailable("the collector's store is not answering; retry later");

@@ -6,7 +6,10 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
 
-/** {@code GET /v1/stats}: {@code {"batches":N,"events":N,"duplicates":N}}, what the store holds. */
+/**
+ * {@code GET /v1/stats}: {@code {"batches":N,"events":N,"duplicates":N,"conflicts":N}}, what the store holds;
+ * {@code conflicts} counts the duplicate copies whose key their sender had used for another body.
+ */
 public final class StatsAnswer implements Processor {
 
     private final JdbcStore store;
@@ -25,6 +28,6 @@ public final class StatsAnswer implements Processor {
         }
         Message answer = exchange.getMessage();
         Answers.write(answer, 200, Answers.JSON, Answers.text("{\"batches\":" + stats.batches() + ",\"events\":"
-                + stats.events() + ",\"duplicates\":" + stats.duplicates() + "}"));
+                + stats.events() + ",\"duplicates\":" + stats.duplicates() + ",\"conflicts\":" + stats.conflicts() + "}"));
     }
 }

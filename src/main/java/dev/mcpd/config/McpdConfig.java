@@ -55,6 +55,7 @@ import java.util.stream.Collectors;
  * @param tls            the PEM files of the listener's HTTPS and of the relay's TLS to its upstreams
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
+ * @param upkeep         the collector's lease and what runs under it: key and archive retention
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
  *                       ({@code --routes})
  */
@@ -82,6 +83,7 @@ public record McpdConfig(
         Optional<Duration> spoolMaxAge,
         TlsFiles tls,
         long quotaPerMinute,
+        StoreUpkeep upkeep,
         Optional<Path> routes) {
 
     /** Checks further apart than an hour would leave a dead upstream in service for hours. */
@@ -113,6 +115,7 @@ public record McpdConfig(
         Objects.requireNonNull(upstreamKey, "upstreamKey");
         Objects.requireNonNull(requestTimeout, "requestTimeout");
         Objects.requireNonNull(routes, "routes");
+        Objects.requireNonNull(upkeep, "upkeep");
         check(Options.DATA, () -> checkData(data));
         for (URI upstream : upstreams) {
             check(Options.UPSTREAM, () -> checkUpstream(upstream));
@@ -193,6 +196,8 @@ public record McpdConfig(
                         given.single(Options.TLS_CLIENT_CA), given.single(Options.UPSTREAM_CA),
                         given.single(Options.UPSTREAM_CLIENT_CERT), given.single(Options.UPSTREAM_CLIENT_KEY)),
                 given.value(Options.QUOTA_PER_MINUTE),
+                new StoreUpkeep(given.value(Options.LEASE_PASS_SECONDS), given.value(Options.DEDUP_WINDOW),
+                        given.single(Options.RETENTION)),
                 given.single(Options.ROUTES));
     }
 
@@ -244,6 +249,7 @@ public record McpdConfig(
                 section("store", usesPostgres()
                         ? redact(data) + " (PostgreSQL)"
                         : data + " (embedded SQLite)"),
+                section("upkeep", upkeep.describe()),
                 section("relay", describeUpstreams() + "; "
                         + (upstreamKey.isPresent()
                                 ? "upstream key presented to every upstream"
@@ -557,7 +563,7 @@ public record McpdConfig(
     }
 
     /** Runs a check of a value given in code: the error names the option and its variable. */
-    private static <T> T check(Option<?> option, Supplier<T> value) {
+    static <T> T check(Option<?> option, Supplier<T> value) {
         return check(option.flag() + " (" + option.environmentVariable() + ")", value);
     }
 

@@ -106,6 +106,16 @@ public final class Options {
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
             text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
+    public static final Option<Duration> LEASE_PASS_SECONDS = Option.of("--lease-pass-seconds", "N",
+            "collector: how often the lease holder renews it (it expires three passes later) and the other replicas"
+                    + " try to take it", "10",
+            text -> StoreUpkeep.checkLeasePass(McpdConfig.wholeNumber(text)), Role.SERVE);
+    public static final Option<Duration> DEDUP_WINDOW = Option.of("--dedup-window", "DURATION",
+            "collector: how long an idempotency key is remembered; a re-send later than this is stored again", "7d",
+            text -> StoreUpkeep.checkWindow(DurationText.parse(text)), Role.SERVE);
+    public static final Option<Duration> RETENTION = Option.withoutDefault("--retention", "DURATION",
+            "collector: archived batches older than this (e.g. 90d) are deleted", "none: kept for ever",
+            text -> StoreUpkeep.checkWindow(DurationText.parse(text)), Role.SERVE);
     public static final Option<Path> ROUTES = Option.withoutDefault("--routes", "DIR",
             "a directory of *.camel.yaml routes loaded beside the built-in ones (extension points:"
                     + " direct:mcpd-before-spool, direct:mcpd-after-delivery)", "none",
@@ -116,7 +126,7 @@ public final class Options {
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
             BATCH_MAX_BYTES, PROBE_PATH, UPSTREAM_PROBE, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
             UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, TLS_CERT, TLS_KEY, TLS_CLIENT_CA, UPSTREAM_CA,
-            UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, ROUTES);
+            UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, LEASE_PASS_SECONDS, DEDUP_WINDOW, RETENTION, ROUTES);
 
     private Options() {
     }

@@ -1,0 +1,56 @@
+package dev.mcpd.collector;
+
+import dev.mcpd.http.SenderKeyCheck;
+import dev.mcpd.http.VertxExchange;
+import io.vertx.core.http.HttpServerRequest;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import org.apache.camel.Exchange;
+
+/**
+ * Whose idempotency keys a request's are: the credential it presented, kept in the store only as its SHA-256, so
+ * two senders that pick the same key never swallow each other's batches. The credential is the Bearer token of
+ * {@code Authorization} (or that header's whole value when it is another scheme), else {@code x-mcpd-key}; a request
+ * with neither belongs to the sender {@link #NONE}. Behind {@code --ingest-key} the credential is the key that was
+ * verified, however it was presented.
+ *
+ * @param id the hex SHA-256 of the credential; "" for none
+ */
+public record Sender(String id) {
+
+    /** Requests that presented no credential. */
+    public static final Sender NONE = new Sender("");
+    /** Keys stored before keys belonged to senders: such a key is recognised whoever presents it again. */
+    static final String ANY = "*";
+
+    /** The sender presenting this credential. */
+    public static Sender presenting(String credential) {
+        return new Sender(HexFormat.of().formatHex(sha256(credential.getBytes(StandardCharsets.UTF_8))));
+    }
+
+    /** The sender of the request on the exchange. */
+    public static Sender of(Exchange exchange) {
+        HttpServerRequest request = VertxExchange.request(exchange);
+        String verified = SenderKeyCheck.verifiedBy(exchange);
+        String authorization = request.getHeader("Authorization");
+        String key = request.getHeader("x-mcpd-key");
+        if ("x-mcpd-key".equals(verified) || (authorization == null && key != null)) {
+            return presenting(key);
+        }
+        if (authorization == null) {
+            return NONE;
+        }
+        boolean bearer = authorization.length() >= 7 && authorization.regionMatches(true, 0, "Bearer ", 0, 7);
+        return presenting(bearer ? authorization.substring(7).trim() : authorization);
+    }
+
+    static byte[] sha256(byte[] bytes) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
+        }
+    }
+}
