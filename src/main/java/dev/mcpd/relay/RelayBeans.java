@@ -32,6 +32,7 @@ import dev.mcpd.http.RolePaths;
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.AwaitedAnswer;
 import dev.mcpd.ingest.IngestAnswer;
+import dev.mcpd.ingest.RelayTargetCheck;
 import dev.mcpd.ingest.SpoolAdmission;
 import dev.mcpd.ingest.SpoolWriteStep;
 import dev.mcpd.ingest.WaitRequest;
@@ -118,6 +119,7 @@ public final class RelayBeans implements AutoCloseable {
     /** Binds the relay's beans (beside the shared ones of {@code RoleHost.bindShared}). */
     public void bindTo(BiConsumer<String, Object> bind) {
         // ingest
+        bind.accept("relayTargetCheck", new RelayTargetCheck());
         bind.accept("spoolAdmission", new SpoolAdmission(spool));
         bind.accept("idempotencyKey", new IdempotencyKey());
         bind.accept("beforeSpool", new ExtensionPoint("mcpd-before-spool"));
