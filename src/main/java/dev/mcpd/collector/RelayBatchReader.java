@@ -14,7 +14,8 @@ import org.apache.camel.Processor;
  * Reads a relay batch ({@link RelayBatch}, POST {@code /v1/relay-batches}) into its entries, each judged as the same
  * request sent alone would be — its target, its size, its body read as a native batch or taken as an OTLP export —
  * so one bad entry is refused alone and the others are archived. Framing that cannot be read refuses the whole
- * batch: 400, or 413 when it inflates past {@code --max-body-bytes} (plus what the framing itself adds).
+ * batch: 400, or 413 when it inflates past {@code --max-body-bytes} (plus what the framing itself adds). Each entry
+ * is archived with the relay's receive time ({@link #receivedAt}).
  */
 public final class RelayBatchReader implements Processor {
 
@@ -70,10 +71,18 @@ public final class RelayBatchReader implements Processor {
                 throw IngestRefusal.tooLarge(maxBodyBytes);
             }
             return RelayBatchEntry.readable(reader.read(target, entry.contentType(), entry.contentEncoding(),
-                    Optional.of(entry.idempotencyKey()), received, entry.body()));
+                    Optional.of(entry.idempotencyKey()), receivedAt(entry, received), entry.body()));
         } catch (IngestRefusal refusal) {
             return RelayBatchEntry.refused(refusal.status(), refusal.reason());
         }
+    }
+
+    /**
+     * When the entry was received, as archived ({@code received_at_ms}): the relay's receive time when its header
+     * carries a positive one, else (missing, or 0) the time the collector received the batch.
+     */
+    static long receivedAt(RelayBatch.Entry entry, long batchReceivedAtMillis) {
+        return entry.receivedAtMillis() > 0 ? entry.receivedAtMillis() : batchReceivedAtMillis;
     }
 
     /** How many entries the batch holds, for the quota: set once it was read. */

@@ -144,6 +144,33 @@ class RelayBatchIngestTest {
     }
 
     @Test
+    void eachEntryIsArchivedWithTheRelaysReceiveTimeOrTheCollectorsWhenItHasNone() {
+        String relayTime = key("rb-relay-time");
+        String noTime = key("rb-no-time");
+        String zeroTime = key("rb-zero-time");
+        String body = "{\"events\":[{\"t\":1}]}";
+        String common = "\"method\":\"POST\",\"target\":\"/v1/ingest\",\"contentType\":\"application/json\","
+                + "\"contentEncoding\":\"\",";
+        byte[] batch = framing(List.of(
+                "{" + common + "\"idempotencyKey\":\"" + relayTime + "\",\"receivedAtMillis\":1700000000000}",
+                "{" + common + "\"idempotencyKey\":\"" + noTime + "\"}",
+                "{" + common + "\"idempotencyKey\":\"" + zeroTime + "\",\"receivedAtMillis\":0}"),
+                body.getBytes(StandardCharsets.UTF_8));
+        long before = System.currentTimeMillis();
+        List<JsonNode> answered = outcomes(postBatch(batch, RelayBatch.CONTENT_TYPE, ""));
+        long after = System.currentTimeMillis();
+
+        assertEquals(List.of(200, 200, 200), answered.stream().map(o -> o.get("status").asInt()).toList());
+        assertEquals(1_700_000_000_000L, StoredBatches.withKey(collector.dataFile(), relayTime).orElseThrow()
+                .receivedAtMillis(), "the relay's receive time");
+        for (String key : List.of(noTime, zeroTime)) {
+            long archived = StoredBatches.withKey(collector.dataFile(), key).orElseThrow().receivedAtMillis();
+            assertTrue(archived >= before && archived <= after, key + ": the collector's receive time, " + archived
+                    + " not in [" + before + ", " + after + "]");
+        }
+    }
+
+    @Test
     void framingThatCannotBeReadRefusesTheWholeBatchWithOneLineAndStoresNothing() {
         byte[] valid = RelayBatch.encode(List.of(json(key("rb-hostile"), "{\"events\":[{}]}")));
         Map<String, HttpResponse<String>> answers = new LinkedHashMap<>();
@@ -207,6 +234,25 @@ class RelayBatchIngestTest {
             byte[] zeros = new byte[64 * 1024];
             for (int left = writtenBodyBytes; left > 0; left -= zeros.length) {
                 out.write(zeros, 0, Math.min(left, zeros.length));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** Entries of these headers, each with {@code body}. */
+    private static byte[] framing(List<String> headers, byte[] body) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.write("MRB1".getBytes(StandardCharsets.US_ASCII));
+            out.writeInt(headers.size());
+            for (String header : headers) {
+                byte[] headerBytes = header.getBytes(StandardCharsets.UTF_8);
+                out.writeInt(headerBytes.length);
+                out.write(headerBytes);
+                out.writeInt(body.length);
+                out.write(body);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -13,9 +13,9 @@ import java.util.Optional;
 /** What the collector's SQLite file holds, read with plain JDBC beside the running collector. */
 public final class StoredBatches {
 
-    /** One row of {@code batches}. */
+    /** One row of {@code batches}; {@code receivedAtMillis} is its {@code received_at_ms}. */
     public record Row(Optional<String> idempotencyKey, String target, String contentType, String contentEncoding,
-               int events, int rejected, byte[] body) {
+               int events, int rejected, byte[] body, long receivedAtMillis) {
     }
 
     private StoredBatches() {
@@ -35,13 +35,14 @@ public final class StoredBatches {
     private static List<Row> query(Path dataFile, String where, String value) {
         try (Connection connection = DriverManager.getConnection("jdbc:sqlite:" + dataFile.toAbsolutePath());
              PreparedStatement select = connection.prepareStatement("SELECT idempotency_key, target, content_type,"
-                     + " content_encoding, events, rejected, body FROM batches " + where + " ORDER BY id")) {
+                     + " content_encoding, events, rejected, body, received_at_ms FROM batches " + where
+                     + " ORDER BY id")) {
             select.setString(1, value);
             List<Row> rows = new ArrayList<>();
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {
                     rows.add(new Row(Optional.ofNullable(rs.getString(1)), rs.getString(2), rs.getString(3),
-                            rs.getString(4), rs.getInt(5), rs.getInt(6), rs.getBytes(7)));
+                            rs.getString(4), rs.getInt(5), rs.getInt(6), rs.getBytes(7), rs.getLong(8)));
                 }
             }
             return rows;
