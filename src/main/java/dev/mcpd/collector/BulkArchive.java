@@ -62,7 +62,7 @@ final class BulkArchive {
                 seen.addBatch();
                 archived.add(copy);
             }
-            seen.executeBatch();
+            executeBatch(seen);
         }
         return archived;
     }
@@ -86,7 +86,7 @@ final class BulkArchive {
             if (inserted.isEmpty()) {
                 return;
             }
-            int[] counts = keys.executeBatch();
+            int[] counts = executeBatch(keys);
             for (int j = 0; j < counts.length; j++) {
                 if (counts[j] != 0 && counts[j] != 1) {
                     // A driver that rewrites batches answers SUCCESS_NO_INFO: which keys were new would be unknown.
@@ -120,8 +120,20 @@ final class BulkArchive {
                 any = true;
             }
             if (any) {
-                insert.executeBatch();
+                executeBatch(insert);
             }
+        }
+    }
+
+    /**
+     * pgjdbc, run with assertions on, fails an assertion instead of throwing when the server closed the connection
+     * during a batch: that is the store not answering, like any other lost connection.
+     */
+    private static int[] executeBatch(PreparedStatement statement) throws SQLException {
+        try {
+            return statement.executeBatch();
+        } catch (AssertionError e) {
+            throw new SQLException("the connection to the store was lost during a batch", e);
         }
     }
 

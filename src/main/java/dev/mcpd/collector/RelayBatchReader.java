@@ -79,10 +79,12 @@ public final class RelayBatchReader implements Processor {
 
     /**
      * When the entry was received, as archived ({@code received_at_ms}): the relay's receive time when its header
-     * carries a positive one, else (missing, or 0) the time the collector received the batch.
+     * carries a positive one, else (missing, or 0) the time the collector received the batch. Never later than that:
+     * a time in the future would keep the entry from retention for ever.
      */
     static long receivedAt(RelayBatch.Entry entry, long batchReceivedAtMillis) {
-        return entry.receivedAtMillis() > 0 ? entry.receivedAtMillis() : batchReceivedAtMillis;
+        return entry.receivedAtMillis() > 0 ? Math.min(entry.receivedAtMillis(), batchReceivedAtMillis)
+                : batchReceivedAtMillis;
     }
 
     /** How many entries the batch holds, for the quota: set once it was read. */

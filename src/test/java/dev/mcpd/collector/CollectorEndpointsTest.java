@@ -31,7 +31,7 @@ class CollectorEndpointsTest {
 
             assertEquals(200, answer.statusCode());
             assertTrue(answer.headers().firstValue("Content-Type").orElseThrow().startsWith("application/json"));
-            assertEquals("{\"batches\":0,\"events\":0,\"duplicates\":0}", answer.body());
+            assertEquals("{\"batches\":0,\"events\":0,\"duplicates\":0,\"conflicts\":0}", answer.body());
         }
     }
 

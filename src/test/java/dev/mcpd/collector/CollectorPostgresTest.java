@@ -135,9 +135,9 @@ class CollectorPostgresTest {
         CollectorApplication first = CollectorApplication.start(config(port));
         try {
             try (Connection connection = connect()) {
-                assertEquals(List.of("batches", "duplicates", "schema_version"), tables(connection),
+                assertEquals(List.of("batches", "duplicates", "idempotency_keys", "leases", "schema_version"), tables(connection),
                         "the first start creates the schema");
-                assertEquals(List.of("1"), strings(connection, "SELECT version FROM schema_version ORDER BY version"));
+                assertEquals(List.of("1", "2"), strings(connection, "SELECT version FROM schema_version ORDER BY version"));
             }
             assertAnswer(200, "{\"accepted\":2,\"duplicate\":0,\"rejected\":0}", post(uri(port), batch, Map.of()));
         } finally {
@@ -149,9 +149,9 @@ class CollectorPostgresTest {
         assertAnswer(200, "{\"accepted\":0,\"duplicate\":2,\"rejected\":0}", post(second, batch, Map.of()),
                 "and the keys it recorded");
         try (Connection connection = connect()) {
-            assertEquals(List.of("1"), strings(connection, "SELECT version FROM schema_version ORDER BY version"),
+            assertEquals(List.of("1", "2"), strings(connection, "SELECT version FROM schema_version ORDER BY version"),
                     "the second start migrates nothing");
-            assertEquals(List.of("batches", "duplicates", "schema_version"), tables(connection));
+            assertEquals(List.of("batches", "duplicates", "idempotency_keys", "leases", "schema_version"), tables(connection));
         }
     }
 
@@ -178,7 +178,7 @@ class CollectorPostgresTest {
             starters.shutdownNow();
         }
         try (Connection connection = connect()) {
-            assertEquals(List.of("1"), strings(connection, "SELECT version FROM schema_version ORDER BY version"),
+            assertEquals(List.of("1", "2"), strings(connection, "SELECT version FROM schema_version ORDER BY version"),
                     "the advisory lock lets one replica migrate; the other finds version 1");
         }
         for (int port : ports) {
@@ -303,6 +303,42 @@ class CollectorPostgresTest {
         }
     }
 
+    @Test
+    void keysBelongToTheirSenderOnPostgresqlAsOnSqlite() throws Exception {
+        SenderKeysScenario.run(startCollector());
+    }
+
+    @Test
+    void aStoreFromBeforeKeysBelongedToSendersIsMigratedWithItsKeys() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            String v1;
+            try (var in = JdbcStore.class.getResourceAsStream("/db/postgres/V1__archive.sql")) {
+                v1 = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+            for (String sql : v1.split(";")) {
+                if (!sql.lines().allMatch(line -> line.isBlank() || line.strip().startsWith("--"))) {
+                    statement.execute(sql);
+                }
+            }
+            statement.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)");
+            statement.execute("INSERT INTO schema_version VALUES (1)");
+            statement.execute("INSERT INTO batches (idempotency_key, target, content_type, content_encoding,"
+                    + " received_at_ms, events, rejected, body) VALUES ('old-key', '/v1/ingest', 'application/json',"
+                    + " '', " + System.currentTimeMillis() + ", 1, 0, '\\x7b7d')");
+        }
+        URI collector = startCollector();
+        String copy = "{\"idempotency_key\":\"old-key\",\"events\":[{\"a\":1}]}";
+        for (String credential : new String[] {"Bearer one", "Bearer two"}) {
+            assertAnswer(200, "{\"accepted\":0,\"duplicate\":1,\"rejected\":0}",
+                    post(collector, copy, Map.of("Authorization", credential)),
+                    "a key stored before the upgrade is a duplicate whoever sends it again");
+        }
+        try (Connection connection = connect()) {
+            assertEquals(List.of("1", "2"), strings(connection, "SELECT version FROM schema_version ORDER BY version"));
+            assertEquals(List.of("1"), strings(connection, "SELECT count(*) FROM batches"), "the old batch is kept");
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------- helpers
 
     private record Answer(int status, String body, Map<String, List<String>> headers) {
@@ -391,7 +427,7 @@ class CollectorPostgresTest {
         assertEquals(200, answer.status(), answer::toString);
         try {
             JsonNode node = JSON.readTree(answer.body());
-            assertEquals(3, node.size(), answer::toString);
+            assertEquals(4, node.size(), answer::toString);
             return new Stats(node.get("batches").longValue(), node.get("events").longValue(),
                     node.get("duplicates").longValue());
         } catch (IOException e) {

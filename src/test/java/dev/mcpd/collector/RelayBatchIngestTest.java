@@ -144,26 +144,28 @@ class RelayBatchIngestTest {
     }
 
     @Test
-    void eachEntryIsArchivedWithTheRelaysReceiveTimeOrTheCollectorsWhenItHasNone() {
+    void eachEntryIsArchivedWithTheRelaysReceiveTimeButNeverAFutureOneOrTheCollectorsWhenItHasNone() {
         String relayTime = key("rb-relay-time");
         String noTime = key("rb-no-time");
         String zeroTime = key("rb-zero-time");
+        String futureTime = key("rb-future-time");
         String body = "{\"events\":[{\"t\":1}]}";
         String common = "\"method\":\"POST\",\"target\":\"/v1/ingest\",\"contentType\":\"application/json\","
                 + "\"contentEncoding\":\"\",";
         byte[] batch = framing(List.of(
                 "{" + common + "\"idempotencyKey\":\"" + relayTime + "\",\"receivedAtMillis\":1700000000000}",
                 "{" + common + "\"idempotencyKey\":\"" + noTime + "\"}",
-                "{" + common + "\"idempotencyKey\":\"" + zeroTime + "\",\"receivedAtMillis\":0}"),
+                "{" + common + "\"idempotencyKey\":\"" + zeroTime + "\",\"receivedAtMillis\":0}",
+                "{" + common + "\"idempotencyKey\":\"" + futureTime + "\",\"receivedAtMillis\":99999999999999}"),
                 body.getBytes(StandardCharsets.UTF_8));
         long before = System.currentTimeMillis();
         List<JsonNode> answered = outcomes(postBatch(batch, RelayBatch.CONTENT_TYPE, ""));
         long after = System.currentTimeMillis();
 
-        assertEquals(List.of(200, 200, 200), answered.stream().map(o -> o.get("status").asInt()).toList());
+        assertEquals(List.of(200, 200, 200, 200), answered.stream().map(o -> o.get("status").asInt()).toList());
         assertEquals(1_700_000_000_000L, StoredBatches.withKey(collector.dataFile(), relayTime).orElseThrow()
                 .receivedAtMillis(), "the relay's receive time");
-        for (String key : List.of(noTime, zeroTime)) {
+        for (String key : List.of(noTime, zeroTime, futureTime)) {
             long archived = StoredBatches.withKey(collector.dataFile(), key).orElseThrow().receivedAtMillis();
             assertTrue(archived >= before && archived <= after, key + ": the collector's receive time, " + archived
                     + " not in [" + before + ", " + after + "]");

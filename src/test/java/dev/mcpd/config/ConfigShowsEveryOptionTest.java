@@ -62,6 +62,9 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.UPSTREAM_CLIENT_CERT, pem("client.pem")),
                 Map.entry(Options.UPSTREAM_CLIENT_KEY, pem("client.key")),
                 Map.entry(Options.QUOTA_PER_MINUTE, "600"),
+                Map.entry(Options.LEASE_PASS_SECONDS, "5"),
+                Map.entry(Options.DEDUP_WINDOW, "30d"),
+                Map.entry(Options.RETENTION, "90d"),
                 Map.entry(Options.ROUTES, routes.toString()));
         List<String> defaults = McpdConfig.from(Map.of(), Map.of()).describe();
         for (Option<?> option : Options.ALL) {

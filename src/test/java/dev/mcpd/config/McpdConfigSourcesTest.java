@@ -308,6 +308,22 @@ class McpdConfigSourcesTest {
                 .toString());
     }
 
+    @Test
+    void theLeasePassAndTheRetentionWindowsAreReadAndBounded() {
+        assertEquals(StoreUpkeep.defaults(), McpdConfig.fromEnvironment(Map.of()).upkeep());
+        StoreUpkeep given = McpdConfig.fromEnvironment(Map.of("MCPD_LEASE_PASS_SECONDS", "3",
+                "MCPD_DEDUP_WINDOW", "2d", "MCPD_RETENTION", "90d")).upkeep();
+        assertEquals(new StoreUpkeep(Duration.ofSeconds(3), Duration.ofDays(2), Optional.of(Duration.ofDays(90))),
+                given);
+        assertEquals(Duration.ofSeconds(9), given.leaseTerm(), "three passes");
+        assertEquals("invalid value for --lease-pass-seconds: 0 s is out of range: use 1 to 600",
+                failsFlag(Options.LEASE_PASS_SECONDS, "0"));
+        assertEquals("invalid value for --dedup-window: 30s is out of range: use 1m to 3660d",
+                failsFlag(Options.DEDUP_WINDOW, "30s"));
+        assertEquals("invalid value for --retention: \"forever\" is not a duration: use a whole number and a unit,"
+                + " like 90s, 15m, 24h or 7d", failsFlag(Options.RETENTION, "forever"));
+    }
+
     private static String failsFlag(Option<?> option, String value) {
         return fails(Map.of(option, List.of(value)), Map.of());
     }

@@ -50,7 +50,7 @@ class CollectorJarIT {
             assertEquals("200 {\"accepted\":2,\"duplicate\":0,\"rejected\":1}", post(collector, batch));
             assertEquals("200 {\"accepted\":0,\"duplicate\":3,\"rejected\":0}", post(collector, batch),
                     "the same key again: all its events are duplicates");
-            assertEquals("200 {\"batches\":1,\"events\":2,\"duplicates\":3}", get(collector, "/v1/stats"));
+            assertEquals("200 {\"batches\":1,\"events\":2,\"duplicates\":3,\"conflicts\":0}", get(collector, "/v1/stats"));
             assertEquals("404", post(collector, "/v1/elsewhere", batch).substring(0, 3),
                     "a collector takes only its ingest paths");
 

@@ -45,7 +45,7 @@ class DeadLettersDocIT {
                 + " \\(dead seq as new seq: 1 as \\d+, 2 as \\d+\\)"), run.toString());
         assertTrue(lines.get(4).matches("\\{\"relay\":\"[0-9a-f]{32}\",\"seq\":\\d+,\"pending\":0,"
                 + "\"deadLettered\":0}"), run.toString());
-        assertEquals("{\"batches\":2,\"events\":2,\"duplicates\":0}", lines.get(5), run.toString());
+        assertEquals("{\"batches\":2,\"events\":2,\"duplicates\":0,\"conflicts\":0}", lines.get(5), run.toString());
         assertEquals("0", lines.get(6).strip(), run.toString());
     }
 }

@@ -60,7 +60,7 @@ class LargeBacklogRestartTest {
                     .until(() -> relay.application().spool().entries() == 0);
             String stats = HTTP.send(HttpRequest.newBuilder(collector.uri("/v1/stats")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
-            assertEquals("{\"batches\":" + (ENTRIES + 1) + ",\"events\":" + (ENTRIES + 1) + ",\"duplicates\":0}", stats,
+            assertEquals("{\"batches\":" + (ENTRIES + 1) + ",\"events\":" + (ENTRIES + 1) + ",\"duplicates\":0,\"conflicts\":0}", stats,
                     "every entry archived once, none twice");
         }
     }

@@ -133,7 +133,7 @@ class TlsTestAuthorityDocTest {
 
             Shell asked = sh(written(check.get(1), ports));
             assertEquals(0, asked.status(), asked.output());
-            assertEquals("{\"batches\":1,\"events\":1,\"duplicates\":0}", asked.output().strip());
+            assertEquals("{\"batches\":1,\"events\":1,\"duplicates\":0,\"conflicts\":0}", asked.output().strip());
             assertTrue(flowed().contains("prints `" + asked.output().strip() + "` once the relay delivered"),
                     "the document quotes what it prints");
             Shell withoutCertificate = sh(written(check.get(1), ports).replace("--cert relay.crt --key relay.key",
