@@ -26,6 +26,7 @@ public class McpdServeConfiguration implements CamelConfiguration {
         });
         RoleHost.bindShared(config, CollectorBeans.PATHS, camel.getRegistry()::bind);
         RoleHost.sharedProperties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
+        beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         beans.bindTo(camel.getRegistry()::bind);
         JBangListen.servingGate(camel, config.listen().port(), CollectorBeans.PATHS);
     }

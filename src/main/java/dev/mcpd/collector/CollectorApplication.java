@@ -54,7 +54,8 @@ public final class CollectorApplication implements AutoCloseable {
         }
         server.closeWith(beans);
         // Every step answers at once or waits without blocking; those that use the store run on a worker (OnWorker).
-        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/v1/stats");
+        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/v1/stats", "/collector/status");
+        beans.properties().forEach(server::property);
         server.tlsReload().bindTo(beans.registry());
         beans.bindTo(server::bind);
         Main main = server.start();

@@ -23,7 +23,8 @@ import java.util.function.BiConsumer;
 public final class CollectorBeans implements AutoCloseable {
 
     /** The collector's own path, beside the probes: {@code GET /v1/stats}. */
-    public static final RolePaths PATHS = new RolePaths(Set.of("/v1/stats"), List.of(), List.of("/v1/stats"));
+    public static final RolePaths PATHS = new RolePaths(Set.of("/v1/stats", "/collector/status"), List.of(),
+            List.of("/v1/stats", "/collector/status"));
 
     /** Every time the collector reads: the quota's minute, a duplicate's stamp. */
     private static final InstantSource CLOCK = InstantSource.system();
@@ -33,11 +34,32 @@ public final class CollectorBeans implements AutoCloseable {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final CollectorMetrics metrics = new CollectorMetrics(registry);
     private final IngestTally ingestTally = new IngestTally();
+    private final UpkeepPass upkeep;
 
     private CollectorBeans(McpdConfig config, JdbcStore store) {
         this.config = config;
         this.store = store;
         ingestTally.bindTo(registry);
+        StoreLease lease = new StoreLease(store, "upkeep", replicaId(), config.upkeep().leaseTerm());
+        this.upkeep = new UpkeepPass(lease, store, config.upkeep(), metrics, CLOCK);
+    }
+
+    /** {@code HOST-PID}: the pod's name under Kubernetes, told apart from another process on the same machine. */
+    static String replicaId() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.net.UnknownHostException e) {
+                host = "localhost";
+            }
+        }
+        return host + "-" + ProcessHandle.current().pid();
+    }
+
+    /** The properties the collector's routes read as {@code {{…}}}. */
+    public java.util.Map<String, String> properties() {
+        return java.util.Map.of("mcpd.lease.pass-ms", Long.toString(config.upkeep().leasePass().toMillis()));
     }
 
     /** Opens the store named by {@code --data} and brings its schema up to date. */
@@ -61,6 +83,8 @@ public final class CollectorBeans implements AutoCloseable {
         bind.accept("relayBatchArchive", OnWorker.of(new RelayBatchArchive(store, metrics)));
         bind.accept("relayBatchAnswer", new RelayBatchAnswer());
         bind.accept("statsAnswer", OnWorker.of(new StatsAnswer(store)));
+        bind.accept("upkeepPass", upkeep);
+        bind.accept("collectorStatusAnswer", new CollectorStatusAnswer(upkeep));
         // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
         bind.accept("readiness", OnWorker.of(new ProbeAnswer(new CollectorReadiness(store),
                 "h2c " + RelayBatch.CAPABILITY).detailOnlyFor(new SenderKeyCheck(config.ingestKey()))));
@@ -74,6 +98,7 @@ public final class CollectorBeans implements AutoCloseable {
 
     @Override
     public void close() {
+        upkeep.close(); // releases the lease while the store is still open
         store.close();
     }
 

@@ -10,13 +10,14 @@ import java.time.Duration;
  * The collector's meters: {@code mcpd_ingest_accepted_total}, {@code mcpd_ingest_duplicate_total} and
  * {@code mcpd_ingest_rejected_total} (events, by ingest path — four paths at most, so the label stays small),
  * {@code mcpd_store_latency_seconds} (one archive transaction), {@code mcpd_collector_key_conflicts_total}
- * (copies under a key their sender had used for another body), plus the process metrics.
+ * (copies under a key their sender had used for another body), {@code mcpd_collector_lease_held}, plus the process metrics.
  */
 public final class CollectorMetrics {
 
     private final MeterRegistry registry;
     private final Timer storeLatency;
     private final Counter keyConflicts;
+    private final java.util.concurrent.atomic.AtomicInteger leaseHeld = new java.util.concurrent.atomic.AtomicInteger();
 
     public CollectorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -26,6 +27,9 @@ public final class CollectorMetrics {
                 .publishPercentiles(0.5, 0.99).register(registry);
         this.keyConflicts = Counter.builder("mcpd.collector.key.conflicts")
                 .description("Copies that came again under an idempotency key their sender had used for another body")
+                .register(registry);
+        io.micrometer.core.instrument.Gauge.builder("mcpd.collector.lease.held", leaseHeld, Number::doubleValue)
+                .description("1 while this replica holds the store's lease (and does the upkeep), else 0")
                 .register(registry);
         for (String path : new String[] {"/v1/ingest", "/v1/traces", "/v1/logs", "/v1/metrics"}) {
             archived(path, new Archived(0, 0, 0, false));
@@ -39,6 +43,11 @@ public final class CollectorMetrics {
         if (archived.conflict()) {
             keyConflicts.increment();
         }
+    }
+
+    /** {@code mcpd_collector_lease_held}: 1 while this replica holds the store's lease. */
+    void leaseHeld(boolean held) {
+        leaseHeld.set(held ? 1 : 0);
     }
 
     void storeLatency(Duration latency) {

@@ -17,7 +17,7 @@ public final class ShippedRoutes {
             "common", List.of("ingest-refusals", "mcpd-extension", "metrics", "probes", "tls-reload"),
             "relay", List.of("deliver", "delivery-dead-letters", "ingest", "probe-upstreams", "relay-spool",
                     "relay-status", "replay-intake", "spool-expiry"),
-            "serve", List.of("collect", "stats"));
+            "serve", List.of("collect", "collector-status", "stats", "upkeep"));
 
     private ShippedRoutes() {
     }
