@@ -1,0 +1,98 @@
+package dev.mcpd.collector;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The lease row on PostgreSQL between two replicas' leases, and on SQLite, where the one process always holds it. */
+class StoreLeaseTest {
+
+    private static final Duration TERM = Duration.ofSeconds(3);
+
+    private TestPostgres postgres;
+    private String schema;
+    private JdbcStore store;
+
+    @BeforeEach
+    void freshSchema() throws Exception {
+        postgres = TestPostgres.require();
+        schema = "mcpd_lease_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        postgres.execute(null, "CREATE SCHEMA " + schema);
+        store = JdbcStore.open(StoreLocation.of(postgres.url() + (postgres.url().contains("?") ? "&" : "?")
+                + "currentSchema=" + schema));
+    }
+
+    @AfterEach
+    void dropSchema() throws Exception {
+        store.close();
+        postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+
+    @Test
+    void oneReplicaHoldsItTheOtherTakesItOnceItIsReleased() throws Exception {
+        StoreLease a = new StoreLease(store, "upkeep", "replica-a", TERM);
+        StoreLease b = new StoreLease(store, "upkeep", "replica-b", TERM);
+        StoreLease.State first = a.takeOrRenew();
+        assertTrue(first.held());
+        StoreLease.State other = b.takeOrRenew();
+        assertFalse(other.held(), "the lease is A's");
+        assertEquals(Optional.of("replica-a"), other.holder());
+        assertTrue(a.takeOrRenew().held(), "the holder renews it");
+        assertEquals(first.sinceMillis(), a.takeOrRenew().sinceMillis(), "renewing keeps the time it was taken");
+        assertTrue(fenceHolds(a) && !fenceHolds(b));
+
+        a.release();
+        StoreLease.State taken = b.takeOrRenew();
+        assertTrue(taken.held(), "released, it is free at once");
+        assertFalse(a.takeOrRenew().held());
+        assertTrue(!fenceHolds(a) && fenceHolds(b), "the former holder's fence now refuses");
+    }
+
+    @Test
+    void aLeaseNotRenewedExpiresAfterItsTermAndAnotherTakesIt() throws Exception {
+        StoreLease a = new StoreLease(store, "upkeep", "replica-a", TERM);
+        StoreLease b = new StoreLease(store, "upkeep", "replica-b", TERM);
+        long taken = System.nanoTime();
+        assertTrue(a.takeOrRenew().held());
+        assertFalse(b.takeOrRenew().held());
+        await("A's lease expires").atMost(TERM.plusSeconds(2)).pollInterval(Duration.ofMillis(50))
+                .until(() -> b.takeOrRenew().held());
+        Duration waited = Duration.ofNanos(System.nanoTime() - taken);
+        assertTrue(waited.compareTo(TERM) >= 0, "not before its term: " + waited.toMillis() + " ms");
+        assertFalse(fenceHolds(a), "A, which did not renew in time, may no longer delete");
+        assertFalse(a.takeOrRenew().held(), "nor take it back while B holds it");
+    }
+
+    @Test
+    void onSqliteTheOneProcessAlwaysHoldsIt(@TempDir Path dir) throws Exception {
+        try (JdbcStore sqlite = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
+            StoreLease lease = new StoreLease(sqlite, "upkeep", "only", TERM);
+            assertTrue(lease.takeOrRenew().held());
+            try (Connection connection = sqlite.connection()) {
+                assertTrue(lease.fence().stillHeld(connection));
+            }
+        }
+    }
+
+    private boolean fenceHolds(StoreLease lease) throws Exception {
+        try (Connection connection = store.connection()) {
+            connection.setAutoCommit(false);
+            try {
+                return lease.fence().stillHeld(connection);
+            } finally {
+                connection.rollback();
+            }
+        }
+    }
+}

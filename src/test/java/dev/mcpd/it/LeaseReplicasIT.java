@@ -1,0 +1,184 @@
+package dev.mcpd.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.collector.TestPostgres;
+import dev.mcpd.testing.TestTuning;
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Collector replicas (the packaged jar, separate processes) on one PostgreSQL take turns through the store's lease:
+ * never two holders at once, a takeover within three passes after {@code kill -9} of the holder and within one after
+ * its SIGTERM, and a holder paused (SIGSTOP) past its lease that resumes (SIGCONT) deletes nothing.
+ */
+class LeaseReplicasIT {
+
+    private static final Duration PASS = Duration.ofSeconds(1);
+    /** What polling the status pages every 100 ms and a JVM's timer add to a takeover's measured time. */
+    private static final Duration SLACK = Duration.ofMillis(700);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void replicasTakeTurnsNeverTwoAtOnceAndAResumedFormerHolderDeletesNothing() throws Exception {
+        TestPostgres postgres = TestPostgres.require();
+        String schema = "mcpd_lease_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        postgres.execute(null, "CREATE SCHEMA " + schema);
+        String data = postgres.url() + (postgres.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        List<PackagedJar> replicas = new CopyOnWriteArrayList<>();
+        List<String> doubleHolders = new CopyOnWriteArrayList<>();
+        AtomicBoolean watching = new AtomicBoolean(true);
+        Thread watcher = new Thread(() -> {
+            while (watching.get()) {
+                List<String> holders = new ArrayList<>();
+                for (PackagedJar replica : replicas) {
+                    status(replica).filter(s -> s.path("lease").path("held").asBoolean())
+                            .ifPresent(s -> holders.add(s.path("replica").asText()));
+                }
+                if (holders.size() > 1) {
+                    doubleHolders.add(holders.toString());
+                }
+                try {
+                    TimeUnit.MILLISECONDS.sleep(100); // the watcher's own pace, not synchronisation
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "lease-watcher");
+        try {
+            PackagedJar a = started(replicas, start(data, Map.of()));
+            awaitHolder(a, Duration.ofSeconds(20));
+            watcher.start();
+            PackagedJar b = started(replicas, start(data, Map.of()));
+            awaitStatus(b, s -> !s.path("lease").path("held").asBoolean()
+                    && s.path("lease").path("holder").asText().equals(id(a)), "B sees A hold the lease");
+
+            a.kill9();
+            replicas.remove(a);
+            Duration afterKill = awaitHolder(b, PASS.multipliedBy(3).plus(SLACK).plusSeconds(2));
+            System.out.println("takeover after kill -9 of the holder: " + afterKill.toMillis() + " ms");
+            assertTrue(afterKill.compareTo(PASS.multipliedBy(3).plus(SLACK)) <= 0, "within three passes: "
+                    + afterKill.toMillis() + " ms");
+
+            // C forgets keys after a minute; D, which takes over from it, keeps them a week.
+            PackagedJar c = started(replicas, start(data, Map.of("MCPD_DEDUP_WINDOW", "1m")));
+            awaitStatus(c, s -> s.path("lease").path("holder").asText().equals(id(b)), "C sees B hold the lease");
+            b.signalTerminate();
+            Duration afterTerm = awaitHolder(c, PASS.plus(SLACK).plusSeconds(2));
+            System.out.println("takeover after SIGTERM of the holder: " + afterTerm.toMillis() + " ms");
+            assertTrue(afterTerm.compareTo(PASS.plus(SLACK)) <= 0, "within one pass: " + afterTerm.toMillis()
+                    + " ms");
+            assertEquals(143, b.awaitExit());
+            replicas.remove(b);
+            assertTrue(Files.readString(b.log()).contains("lease released"), b.logTail(20));
+
+            PackagedJar d = started(replicas, start(data, Map.of()));
+            awaitStatus(d, s -> s.path("lease").path("holder").asText().equals(id(c)), "D sees C hold the lease");
+            signal("STOP", c);
+            replicas.remove(c); // a stopped process answers nothing: the watcher would only wait for it
+            awaitHolder(d, PASS.multipliedBy(3).plus(SLACK).plusSeconds(3));
+            long hourAgo = System.currentTimeMillis() - Duration.ofHours(1).toMillis();
+            postgres.execute(schema, "INSERT INTO idempotency_keys (sender, idempotency_key, body_sha256,"
+                    + " seen_at_ms) VALUES ('', 'an-hour-old-1', NULL, " + hourAgo + "), ('', 'an-hour-old-2', NULL, "
+                    + hourAgo + ")");
+            long resumed = System.currentTimeMillis();
+            signal("CONT", c);
+            replicas.add(c);
+            await("the resumed replica notices it lost the lease").atMost(Duration.ofSeconds(20))
+                    .until(() -> Files.readString(c.log()).contains("lease lost"));
+            awaitStatus(d, s -> s.path("lastSweep").path("at").isTextual()
+                    && java.time.Instant.parse(s.path("lastSweep").path("at").asText()).toEpochMilli()
+                    > resumed + PASS.multipliedBy(3).toMillis(), "three passes after the resume");
+            assertEquals(2, countOldKeys(postgres, schema), "the resumed replica, whose window is a minute, deleted"
+                    + " nothing after it lost the lease; log:\n" + c.logTail(30));
+            assertEquals(List.of(), doubleHolders, "never two holders at once");
+        } finally {
+            watching.set(false);
+            watcher.interrupt();
+            for (PackagedJar replica : replicas) {
+                replica.close();
+            }
+            postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    private PackagedJar start(String data, Map<String, String> environment) {
+        int port = PackagedJar.freePort();
+        return PackagedJar.start(dir, port, environment, "serve", "--listen", "127.0.0.1:" + port, "--data", data,
+                "--lease-pass-seconds", Long.toString(PASS.toSeconds()));
+    }
+
+    private static PackagedJar started(List<PackagedJar> replicas, PackagedJar replica) {
+        replicas.add(replica);
+        return replica;
+    }
+
+    private static String id(PackagedJar replica) {
+        return status(replica).orElseThrow().path("replica").asText();
+    }
+
+    /** Waits until the replica holds the lease; how long that took. */
+    private static Duration awaitHolder(PackagedJar replica, Duration atMost) {
+        long started = System.nanoTime();
+        await("replica on port " + replica.port() + " holds the lease").atMost(atMost)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> status(replica).map(s -> s.path("lease").path("held").asBoolean()).orElse(false));
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    private static void awaitStatus(PackagedJar replica, java.util.function.Predicate<JsonNode> condition,
+                                    String what) {
+        await(what).atMost(Duration.ofSeconds(20)).until(() -> status(replica).map(condition::test).orElse(false));
+    }
+
+    private static Optional<JsonNode> status(PackagedJar replica) {
+        try {
+            HttpResponse<String> answer = TestTuning.HTTP.send(HttpRequest.newBuilder(replica.uri("/collector/status"))
+                    .timeout(Duration.ofMillis(500)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            return answer.statusCode() == 200 ? Optional.of(JSON.readTree(answer.body())) : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    private static void signal(String signal, PackagedJar replica) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(replica.pid())).inheritIO().start();
+        assertEquals(0, kill.waitFor(), "kill -" + signal);
+    }
+
+    private static long countOldKeys(TestPostgres postgres, String schema) throws Exception {
+        try (Connection connection = postgres.connect(schema); Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery("SELECT count(*) FROM idempotency_keys WHERE idempotency_key LIKE"
+                     + " 'an-hour-old-%'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
