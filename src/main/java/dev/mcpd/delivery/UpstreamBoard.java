@@ -73,6 +73,10 @@ public final class UpstreamBoard {
         final UpstreamWindow window;
         volatile String protocol = "unknown";
         volatile UpstreamOffer offer = UpstreamOffer.UNKNOWN;
+        /** Whether a probe has answered and said what it offers (until then, its offer is {@code UNKNOWN}). */
+        volatile boolean offerKnown;
+        /** When a delivery last asked for a check out of turn because the offer was unknown, or null. */
+        Instant checkAskedAt;
         boolean probedOnce;
         final java.util.concurrent.atomic.AtomicLong requests = new java.util.concurrent.atomic.AtomicLong();
         Instant waitingUntil = Instant.MIN;
@@ -171,7 +175,19 @@ public final class UpstreamBoard {
                     offer.http2().describe(upstream.tls()), offer.batches());
         }
         s.offer = offer;
+        s.offerKnown = true;
     }
+
+    /**
+     * Called with an upstream that took a delivery before any probe had said what it offers — it was unreachable at
+     * the probe's first round and came back between two rounds: until the next round its entries would go one
+     * request each, not in batches. The probe checks it at once instead (at most once a second per upstream).
+     */
+    public void whenOfferUnknown(java.util.function.Consumer<Upstream> checkNow) {
+        this.checkNow = checkNow;
+    }
+
+    private volatile java.util.function.Consumer<Upstream> checkNow = upstream -> { };
 
     public UpstreamOffer offer(Upstream upstream) {
         return statusOf(upstream).offer;
@@ -308,6 +324,7 @@ public final class UpstreamBoard {
 
     /** The upstream took a request of {@code entries} entries (a relay batch: those it archived). */
     public void delivered(Upstream upstream, int status, Duration latency, int entries) {
+        boolean askCheck = false;
         lock.lock();
         try {
             Status s = statusOf(upstream);
@@ -326,8 +343,16 @@ public final class UpstreamBoard {
             answered(s, status, latency);
             markUp(s);
             changed.signalAll();
+            Instant now = clock.instant();
+            if (!s.offerKnown && (s.checkAskedAt == null || !now.isBefore(s.checkAskedAt.plusSeconds(1)))) {
+                s.checkAskedAt = now;
+                askCheck = true;
+            }
         } finally {
             lock.unlock();
+        }
+        if (askCheck) {
+            checkNow.accept(upstream); // outside the lock: the check answers on another thread
         }
     }
 

@@ -78,6 +78,7 @@ public final class UpstreamProbe implements Processor {
         } else {
             this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).build();
         }
+        board.whenOfferUnknown(this::checkNow);
     }
 
     private HttpClient client(javax.net.ssl.SSLContext context) {
@@ -107,6 +108,18 @@ public final class UpstreamProbe implements Processor {
                     .thenCompose(started -> probe(upstream))
                     .whenComplete((checked, failure) -> checking.remove(upstream.order()));
         }
+    }
+
+    /**
+     * Checks one upstream now, out of the round: one that took a delivery before any check said what it offers (it
+     * was unreachable at the last round), so that its entries go in batches from now rather than from the next round.
+     * Nothing when it is checked elsewhere or not at all (its offer stays unknown), or a check of it is out already.
+     */
+    void checkNow(Upstream upstream) {
+        if (addresses.containsKey(upstream.order()) || !checking.add(upstream.order())) {
+            return;
+        }
+        probe(upstream).whenComplete((checked, failure) -> checking.remove(upstream.order()));
     }
 
     private CompletableFuture<Void> probe(Upstream upstream) {

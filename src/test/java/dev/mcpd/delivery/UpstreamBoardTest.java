@@ -94,6 +94,22 @@ class UpstreamBoardTest {
     // --- probes -------------------------------------------------------------------------------------------------
 
     @Test
+    void aDeliveryBeforeAnyProbeSaidWhatTheUpstreamOffersAsksForACheckAtOnceAtMostOnceASecond() {
+        List<Upstream> asked = new java.util.ArrayList<>();
+        board.whenOfferUnknown(asked::add);
+        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
+        assertEquals(List.of(primary), asked, "once a second at most");
+        clock.advance(Duration.ofSeconds(1));
+        board.delivered(primary, 200, LATENCY);
+        assertEquals(List.of(primary, primary), asked);
+        board.offers(primary, new UpstreamOffer(UpstreamOffer.Http2.PRIOR_KNOWLEDGE, true));
+        clock.advance(Duration.ofSeconds(1));
+        board.delivered(primary, 200, LATENCY);
+        assertEquals(List.of(primary, primary), asked, "a probe said what it offers: nothing more to ask");
+    }
+
+    @Test
     void goodProbesInARowEndABackoffWaitSoTrafficReturnsToThePrimaryAtOnce() {
         failWith503(primary, Optional.empty()); // backoff: 500 ms with this random
         assertEquals(Optional.of(secondary), board.firstReady());
