@@ -311,20 +311,7 @@ class CollectorPostgresTest {
     @Test
     void aStoreFromBeforeKeysBelongedToSendersIsMigratedWithItsKeys() throws Exception {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
-            String v1;
-            try (var in = JdbcStore.class.getResourceAsStream("/db/postgres/V1__archive.sql")) {
-                v1 = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            }
-            for (String sql : v1.split(";")) {
-                if (!sql.lines().allMatch(line -> line.isBlank() || line.strip().startsWith("--"))) {
-                    statement.execute(sql);
-                }
-            }
-            statement.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)");
-            statement.execute("INSERT INTO schema_version VALUES (1)");
-            statement.execute("INSERT INTO batches (idempotency_key, target, content_type, content_encoding,"
-                    + " received_at_ms, events, rejected, body) VALUES ('old-key', '/v1/ingest', 'application/json',"
-                    + " '', " + System.currentTimeMillis() + ", 1, 0, '\\x7b7d')");
+            SenderKeysScenario.createVersionOneStore(statement, "postgres", "'\\x7b7d'");
         }
         URI collector = startCollector();
         String copy = "{\"idempotency_key\":\"old-key\",\"events\":[{\"a\":1}]}";

@@ -55,6 +55,27 @@ final class SenderKeysScenario {
                 && Double.parseDouble(line.substring(line.indexOf(' ') + 1)) >= 1), metrics);
     }
 
+    /**
+     * Lays out a store as the first schema made it (before keys belonged to senders), holding one batch under
+     * {@code old-key}; {@code dialect} names the scripts' folder, {@code body} is the SQL literal of its body.
+     */
+    static void createVersionOneStore(java.sql.Statement statement, String dialect, String body) throws Exception {
+        String v1;
+        try (var in = JdbcStore.class.getResourceAsStream("/db/" + dialect + "/V1__archive.sql")) {
+            v1 = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        for (String sql : v1.split(";")) {
+            if (!sql.lines().allMatch(line -> line.isBlank() || line.strip().startsWith("--"))) {
+                statement.execute(sql);
+            }
+        }
+        statement.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)");
+        statement.execute("INSERT INTO schema_version VALUES (1)");
+        statement.execute("INSERT INTO batches (idempotency_key, target, content_type, content_encoding,"
+                + " received_at_ms, events, rejected, body) VALUES ('old-key', '/v1/ingest', 'application/json',"
+                + " '', " + System.currentTimeMillis() + ", 1, 0, " + body + ")");
+    }
+
     private static String post(URI collector, String json, String header, String value) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(collector.resolve("/v1/ingest"))
                 .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")

@@ -2,9 +2,7 @@ package dev.mcpd.collector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.InputStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -33,16 +31,7 @@ class SenderKeysTest {
         Path file = dir.resolve("old.db");
         try (Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file);
              Statement statement = connection.createStatement()) {
-            for (String sql : v1Schema().split(";")) {
-                if (!sql.lines().allMatch(line -> line.isBlank() || line.strip().startsWith("--"))) {
-                    statement.execute(sql);
-                }
-            }
-            statement.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)");
-            statement.execute("INSERT INTO schema_version VALUES (1)");
-            statement.execute("INSERT INTO batches (idempotency_key, target, content_type, content_encoding,"
-                    + " received_at_ms, events, rejected, body) VALUES ('old-key', '/v1/ingest', 'application/json',"
-                    + " '', " + System.currentTimeMillis() + ", 1, 0, X'7B7D')");
+            SenderKeysScenario.createVersionOneStore(statement, "sqlite", "X'7B7D'");
         }
         try (RunningCollector upgraded = RunningCollector.startOn(file, Map.of())) {
             String copy = "{\"idempotency_key\":\"old-key\",\"events\":[{\"a\":1}]}";
@@ -61,12 +50,6 @@ class SenderKeysTest {
              ResultSet rs = statement.executeQuery("SELECT group_concat(version) FROM schema_version")) {
             rs.next();
             assertEquals("1,2", rs.getString(1));
-        }
-    }
-
-    private static String v1Schema() throws Exception {
-        try (InputStream in = JdbcStore.class.getResourceAsStream("/db/sqlite/V1__archive.sql")) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 }
