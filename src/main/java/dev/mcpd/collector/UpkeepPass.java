@@ -36,7 +36,8 @@ public final class UpkeepPass implements Processor, AutoCloseable {
 
     private volatile StoreLease.State state = new StoreLease.State(false, Optional.empty(), Optional.empty(), 0);
     private volatile Sweep lastSweep;
-    private long renewedAtNanos;
+    /** When the last renewal that found the lease held was sent (before the statement: never after the store's). */
+    private volatile long renewedAtNanos;
     private boolean closed;
 
     UpkeepPass(StoreLease lease, JdbcStore store, StoreUpkeep upkeep, CollectorMetrics metrics, InstantSource clock) {
@@ -64,7 +65,7 @@ public final class UpkeepPass implements Processor, AutoCloseable {
                 return;
             }
         }
-        if (state.held()) {
+        if (state().held()) {
             sweep();
         }
     }
@@ -72,6 +73,7 @@ public final class UpkeepPass implements Processor, AutoCloseable {
     /** Takes or renews the lease; false when the store did not answer. */
     private boolean renew() {
         StoreLease.State read;
+        long asked = System.nanoTime();
         try {
             read = lease.takeOrRenew();
         } catch (SQLException | StoreUnavailable e) {
@@ -81,7 +83,7 @@ public final class UpkeepPass implements Processor, AutoCloseable {
             return false;
         }
         if (read.held()) {
-            renewedAtNanos = System.nanoTime();
+            renewedAtNanos = asked;
             if (!state.held()) {
                 LOG.info("lease taken: replica {} holds the {} lease, renewed every {} s", lease.replica(),
                         lease.name(), upkeep.leasePass().toSeconds());
@@ -126,9 +128,18 @@ public final class UpkeepPass implements Processor, AutoCloseable {
         }
     }
 
-    /** What this replica last read of the lease. */
+    /**
+     * What this replica last read of the lease — but not held once a term has passed since its last renewal, even
+     * before the next pass runs: a replica resumed after a pause (SIGSTOP, a long GC) must not report a lease that
+     * has expired, nor act on it.
+     */
     public StoreLease.State state() {
-        return state;
+        StoreLease.State read = state;
+        if (read.held() && read.expiresInMillis() != Long.MAX_VALUE
+                && System.nanoTime() - renewedAtNanos > upkeep.leaseTerm().toNanos()) {
+            return new StoreLease.State(false, read.holder(), read.sinceMillis(), 0);
+        }
+        return read;
     }
 
     public Optional<Sweep> lastSweep() {

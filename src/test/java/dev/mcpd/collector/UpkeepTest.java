@@ -62,6 +62,16 @@ class UpkeepTest {
         assertTrue(sweep.get("at").asText().endsWith("Z") && sweep.get("tookMillis").asLong() >= 0, sweep::toString);
     }
 
+    @Test
+    void behindAnIngestKeyTheStatusPageAsksForIt(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        try (RunningCollector keyed = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", "status-key"))) {
+            assertEquals(401, CollectorHttp.get(keyed.uri("/collector/status")).statusCode());
+            var answer = CollectorHttp.send(java.net.http.HttpRequest.newBuilder(keyed.uri("/collector/status"))
+                    .header("Authorization", "Bearer status-key").GET());
+            assertEquals(200, answer.statusCode(), answer::body);
+        }
+    }
+
     private static JsonNode status() {
         var answer = CollectorHttp.get(collector.uri("/collector/status"));
         assertEquals(200, answer.statusCode(), answer::body);
