@@ -280,7 +280,10 @@ class RelayBatchDeliveryTest {
                              : TestUpstream.Answer.status(503));
              TestUpstream next = TestUpstream.start();
              CapturedLog log = new CapturedLog();
-             RunningRelay relay = relayTo(busy.url() + "," + next.url())) {
+             // One lane: it packs all ten in one batch. With several, a lane holding one entry sends it alone, and
+             // its 503 can make the busy upstream wait before the batch of another lane is on its way.
+             RunningRelay relay = RunningRelay.start(dir.resolve("relay"), Map.of("MCPD_UPSTREAMS",
+                     busy.url() + "," + next.url(), "MCPD_WORKERS", "1"), TUNING)) {
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
             assertEquals(Set.of("busy-0", "busy-1", "busy-2", "busy-3", "busy-4", "busy-5", "busy-6", "busy-7",
                     "busy-8", "busy-9"), Set.copyOf(next.received().stream().map(r -> r.header("Idempotency-Key"))
