@@ -20,6 +20,12 @@
 #   MCPD_TEST_PG_LOG        the server's log file (<cluster dir>/postgres.log); pg_ctl start must write to it
 #   MCPD_TEST_PG_RUNAS      the user the server runs as, to run pg_ctl as (postgres when this runs as root,
 #                           because PostgreSQL refuses to run as root; empty otherwise: run pg_ctl directly)
+#   MCPD_TEST_PG_FSYNC      on or off: what the cluster was started with (below)
+#
+# Tests get fsync = off and full_page_writes = off: nothing they check depends on the disk's flushes, and the
+# suite runs faster. Benchmarks set MCPD_PG_DURABLE=1 before starting it: the server then keeps PostgreSQL's
+# defaults (fsync, full_page_writes and synchronous_commit on), as a production store runs, so a commit costs
+# what it costs there.
 #
 # A test stops and restarts the server with exactly (port, listen address and socket directory are in the
 # cluster's postgresql.conf, so no other option is needed; drop `runuser -u ... --` when MCPD_TEST_PG_RUNAS is
@@ -128,6 +134,7 @@ write_env() {
     printf 'export MCPD_TEST_PGDATA=%q\n' "$CLUSTER_DIR/data"
     printf 'export MCPD_TEST_PG_LOG=%q\n' "$CLUSTER_DIR/postgres.log"
     printf 'export MCPD_TEST_PG_RUNAS=%q\n' "$RUNAS"
+    printf 'export MCPD_TEST_PG_FSYNC=%q\n' "$FSYNC"
   } > "$CLUSTER_DIR/env"
   cat "$CLUSTER_DIR/env"
 }
@@ -150,6 +157,8 @@ cmd_start() {
   command -v psql >/dev/null || die "psql is missing (apt-get install postgresql-client)"
   if [[ -n "$RUNAS" ]]; then id -u "$RUNAS" >/dev/null 2>&1 || die "user $RUNAS does not exist (it comes with the postgresql package)"; fi
 
+  FSYNC=off
+  [[ "${MCPD_PG_DURABLE:-0}" == 1 ]] && FSYNC=on
   # /tmp, not $TMPDIR: the server's user must be able to reach the directory.
   CLUSTER_DIR="$(mktemp -d /tmp/mcpd-pg.XXXXXX)"
   STARTED=""
@@ -183,9 +192,10 @@ EOF
 listen_addresses = '127.0.0.1'
 port = $PORT
 unix_socket_directories = '$CLUSTER_DIR'
-fsync = off
-full_page_writes = off
 EOF
+    if [ "$FSYNC" = off ]; then
+      printf 'fsync = off\nfull_page_writes = off\n' >> "$CLUSTER_DIR/data/postgresql.conf"
+    fi
     log "starting it on 127.0.0.1:$PORT"
     if as_pg "$BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/postgres.log" -w -t 60 start >&2; then
       STARTED=yes

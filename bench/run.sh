@@ -25,6 +25,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# The PostgreSQL clusters started below keep fsync and full_page_writes on, as a production store runs (the tests'
+# clusters have them off).
+export MCPD_PG_DURABLE=1
 
 quick=0 only=
 case "${1:-}" in
