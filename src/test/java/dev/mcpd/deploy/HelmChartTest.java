@@ -389,11 +389,14 @@ class HelmChartTest {
 
     @Test
     void theRealCliTakesTheUpkeepSettingsAsTheChartWritesThem() {
-        Map<String, Object> core = merged(values(), example("region-core"));
-        DeployFiles.CliRun defaults = DeployFiles.mcpd(podEnvironment(core, COLLECTOR_SETTINGS, false), "config");
+        DeployFiles.CliRun defaults = DeployFiles.mcpd(podEnvironment(values(), COLLECTOR_SETTINGS, false), "config");
         assertEquals(0, defaults.status(), defaults.err());
         assertTrue(defaults.section("upkeep").endsWith("lease renewed every 10 s (free 30 s after the holder's last"
                 + " pass); keys kept 7d; batches kept for ever"), defaults.out());
+        Map<String, Object> core = merged(values(), example("region-core"));
+        DeployFiles.CliRun example = DeployFiles.mcpd(podEnvironment(core, COLLECTOR_SETTINGS, false), "config");
+        assertEquals(0, example.status(), example.err());
+        assertTrue(example.section("upkeep").endsWith("keys kept 7d; batches kept 90d"), example.out());
         Map<String, Object> upkeep = Map.of("leasePassSeconds", 5, "dedupWindow", "14d", "retention", "90d");
         Map<String, String> environment = podEnvironment(merged(core, Map.of("collector", upkeep)), COLLECTOR_SETTINGS,
                 false);
@@ -428,6 +431,23 @@ class HelmChartTest {
                 assertTrue(((Number) at(values, "collector.replicaCount")).intValue() > 1, name + " replicas");
             }
         }
+    }
+
+    /** The collectors of every region share one store, so whichever replica holds its lease sweeps alike. */
+    @Test
+    void theRegionsWhoseCollectorsShareTheStoreSetTheSameUpkeep() {
+        List<String> collectors = EXAMPLES.stream().filter(name -> example(name).containsKey("collector")).toList();
+        assertEquals(List.of("region-core", "region-standby"), collectors);
+        Set<List<Object>> stores = new java.util.HashSet<>();
+        Set<List<Object>> upkeeps = new java.util.HashSet<>();
+        for (String name : collectors) {
+            Map<String, Object> values = merged(values(), example(name));
+            stores.add(List.of(at(values, "collector.data.secretName"), at(values, "collector.data.secretKey")));
+            upkeeps.add(List.of(at(values, "collector.leasePassSeconds"), at(values, "collector.dedupWindow"),
+                    at(values, "collector.retention")));
+        }
+        assertEquals(1, stores.size(), "one shared store: " + stores);
+        assertEquals(1, upkeeps.size(), "the same lease pass, dedup window and retention: " + upkeeps);
     }
 
     private static List<URI> upstreams(String example) {
