@@ -144,7 +144,8 @@ class HelmChartTest {
                 "relay.health.unhealthyThreshold", "relay.deadLetters.retryableStatus", "relay.deadLetters.spoolMaxAge",
                 "relay.persistence.size",
                 "relay.persistence.storageClass", "relay.resources", "collector.data.secretName",
-                "collector.ingestKey.secretName", "collector.quotaPerMinute", "podDisruptionBudget.enabled",
+                "collector.ingestKey.secretName", "collector.quotaPerMinute", "collector.leasePassSeconds",
+                "collector.dedupWindow", "collector.retention", "podDisruptionBudget.enabled",
                 "serviceMonitor.enabled", "tls.secretName", "tls.requireClientCertificates",
                 "relay.upstreamTls.caSecretName", "relay.upstreamTls.caKey", "relay.upstreamTls.clientSecretName",
                 "serviceMonitor.tlsConfig")) {
@@ -183,7 +184,8 @@ class HelmChartTest {
             configMap.add(key.group(1));
         }
         assertTrue(configMap.containsAll(Set.of("MCPD_LISTEN", "MCPD_DATA", "MCPD_UPSTREAMS", "MCPD_SPOOL_MAX_BYTES",
-                "MCPD_WORKERS", "MCPD_QUOTA_PER_MINUTE")), "the ConfigMap holds the plain settings: " + configMap);
+                "MCPD_WORKERS", "MCPD_QUOTA_PER_MINUTE", "MCPD_LEASE_PASS_SECONDS", "MCPD_DEDUP_WINDOW",
+                "MCPD_RETENTION")), "the ConfigMap holds the plain settings: " + configMap);
         assertTrue(emitted.containsAll(configMap));
         Set<String> unknown = new TreeSet<>(emitted);
         unknown.removeAll(DeployFiles.knownVariables());
@@ -227,6 +229,8 @@ class HelmChartTest {
             "MCPD_REQUEST_TIMEOUT_SECONDS", "requestTimeoutSeconds");
     static final Map<String, String> COLLECTOR_SETTINGS = Map.of(
             "MCPD_QUOTA_PER_MINUTE", "collector.quotaPerMinute",
+            "MCPD_LEASE_PASS_SECONDS", "collector.leasePassSeconds",
+            "MCPD_DEDUP_WINDOW", "collector.dedupWindow",
             "MCPD_MAX_BODY_BYTES", "maxBodyBytes",
             "MCPD_REQUEST_TIMEOUT_SECONDS", "requestTimeoutSeconds");
 
@@ -235,11 +239,22 @@ class HelmChartTest {
             "MCPD_RETRYABLE_STATUS", "relay.deadLetters.retryableStatus",
             "MCPD_SPOOL_MAX_AGE", "relay.deadLetters.spoolMaxAge",
             "MCPD_UPSTREAM_PROBES", "relay.health.upstreamProbes");
+    static final Map<String, String> OPTIONAL_COLLECTOR_SETTINGS = Map.of(
+            "MCPD_RETENTION", "collector.retention");
 
     /** The optional relay settings as configmap.yaml writes them: absent when empty, a list joined with commas. */
     private static Map<String, String> optionalRelayEnvironment(Map<String, Object> values) {
+        return optionalEnvironment(values, OPTIONAL_RELAY_SETTINGS);
+    }
+
+    /** The optional collector settings as configmap.yaml writes them: absent when empty. */
+    private static Map<String, String> optionalCollectorEnvironment(Map<String, Object> values) {
+        return optionalEnvironment(values, OPTIONAL_COLLECTOR_SETTINGS);
+    }
+
+    private static Map<String, String> optionalEnvironment(Map<String, Object> values, Map<String, String> settings) {
         Map<String, String> environment = new TreeMap<>();
-        OPTIONAL_RELAY_SETTINGS.forEach((variable, path) -> {
+        settings.forEach((variable, path) -> {
             Object value = at(values, path);
             String text = value instanceof List<?> list
                     ? list.stream().map(String::valueOf).collect(Collectors.joining(",")) : String.valueOf(value);
@@ -265,7 +280,10 @@ class HelmChartTest {
             environment.put("MCPD_DATA", "/data/mcpd.db");
             environment.put("MCPD_SPOOL_DIR", "/data/mcpd.spool");
             environment.putAll(optionalRelayEnvironment(values));
-        } else if (!String.valueOf(at(values, "collector.data.secretName")).isEmpty()) {
+            return environment;
+        }
+        environment.putAll(optionalCollectorEnvironment(values));
+        if (!String.valueOf(at(values, "collector.data.secretName")).isEmpty()) {
             environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd"); // the Secret's URL
         } else {
             environment.put("MCPD_DATA", "/data/mcpd.db");
@@ -281,6 +299,9 @@ class HelmChartTest {
         all.forEach((variable, path) -> assertTrue(
                 Pattern.compile("(?m)^\\s+" + variable + ": \\{\\{.*\\.Values\\." + Pattern.quote(path) + "\\b")
                         .matcher(configMap).find(), variable + " is written from .Values." + path));
+        int collectorOnly = configMap.indexOf("{{- else }}");
+        COLLECTOR_SETTINGS.forEach((variable, path) -> assertTrue(!path.startsWith("collector.")
+                || configMap.indexOf(variable + ":") > collectorOnly, variable + " is written in collector mode only"));
         assertTrue(configMap.contains("MCPD_UPSTREAMS: {{ join \",\" .Values.relay.upstreams | quote }}"),
                 "the upstreams are joined with commas, in order");
         assertTrue(configMap.contains("MCPD_LISTEN: {{ printf \"0.0.0.0:%d\" (int .Values.port) | quote }}"));
@@ -348,6 +369,53 @@ class HelmChartTest {
     }
 
     @Test
+    void theUpkeepSettingsAreWrittenInCollectorModeAndRetentionOnlyWhenSet() {
+        String configMap = template("configmap.yaml");
+        assertTrue(configMap.contains("""
+                  MCPD_LEASE_PASS_SECONDS: {{ .Values.collector.leasePassSeconds | quote }}
+                  MCPD_DEDUP_WINDOW: {{ .Values.collector.dedupWindow | quote }}
+                """), "the lease pass and the dedup window are always written for a collector");
+        assertTrue(configMap.contains("""
+                  {{- with .Values.collector.retention }}
+                  MCPD_RETENTION: {{ . | quote }}
+                  {{- end }}
+                """), "the retention is written as it is, and not at all when empty");
+        assertTrue(configMap.indexOf("{{- else }}") < configMap.indexOf("MCPD_RETENTION"), "in collector mode only");
+        assertEquals(10, at(values(), "collector.leasePassSeconds"), "mcpd's pass: a lease renewed every 10 s");
+        assertEquals("7d", at(values(), "collector.dedupWindow"), "keys remembered for mcpd's 7 days");
+        assertEquals("", at(values(), "collector.retention"), "by default every archived batch is kept");
+        assertEquals(Map.of(), optionalCollectorEnvironment(values()));
+    }
+
+    @Test
+    void theRealCliTakesTheUpkeepSettingsAsTheChartWritesThem() {
+        DeployFiles.CliRun defaults = DeployFiles.mcpd(podEnvironment(values(), COLLECTOR_SETTINGS, false), "config");
+        assertEquals(0, defaults.status(), defaults.err());
+        assertTrue(defaults.section("upkeep").endsWith("lease renewed every 10 s (free 30 s after the holder's last"
+                + " pass); keys kept 7d; batches kept for ever"), defaults.out());
+        Map<String, Object> core = merged(values(), example("region-core"));
+        DeployFiles.CliRun example = DeployFiles.mcpd(podEnvironment(core, COLLECTOR_SETTINGS, false), "config");
+        assertEquals(0, example.status(), example.err());
+        assertTrue(example.section("upkeep").endsWith("keys kept 7d; batches kept 90d"), example.out());
+        Map<String, Object> upkeep = Map.of("leasePassSeconds", 5, "dedupWindow", "14d", "retention", "90d");
+        Map<String, String> environment = podEnvironment(merged(core, Map.of("collector", upkeep)), COLLECTOR_SETTINGS,
+                false);
+        assertEquals("5", environment.get("MCPD_LEASE_PASS_SECONDS"));
+        assertEquals("14d", environment.get("MCPD_DEDUP_WINDOW"));
+        assertEquals("90d", environment.get("MCPD_RETENTION"));
+        DeployFiles.CliRun set = DeployFiles.mcpd(environment, "config");
+        assertEquals(0, set.status(), set.err());
+        assertTrue(set.section("upkeep").endsWith("lease renewed every 5 s (free 15 s after the holder's last pass);"
+                + " keys kept 14d; batches kept 90d"), set.out());
+        for (Map<String, Object> refused : List.<Map<String, Object>>of(Map.of("leasePassSeconds", 0),
+                Map.of("leasePassSeconds", 601), Map.of("dedupWindow", "30s"), Map.of("retention", "3661d"))) {
+            DeployFiles.CliRun run = DeployFiles.mcpd(podEnvironment(merged(core, Map.of("collector", refused)),
+                    COLLECTOR_SETTINGS, false), "config");
+            assertTrue(run.status() != 0 && run.err().contains("out of range"), refused + ": " + run.err());
+        }
+    }
+
+    @Test
     void everyExampleIsAcceptedByTheRealCliInEachRoleItRuns() {
         for (String name : EXAMPLES) {
             Map<String, Object> values = merged(values(), example(name));
@@ -363,6 +431,23 @@ class HelmChartTest {
                 assertTrue(((Number) at(values, "collector.replicaCount")).intValue() > 1, name + " replicas");
             }
         }
+    }
+
+    /** The collectors of every region share one store, so whichever replica holds its lease sweeps alike. */
+    @Test
+    void theRegionsWhoseCollectorsShareTheStoreSetTheSameUpkeep() {
+        List<String> collectors = EXAMPLES.stream().filter(name -> example(name).containsKey("collector")).toList();
+        assertEquals(List.of("region-core", "region-standby"), collectors);
+        Set<List<Object>> stores = new java.util.HashSet<>();
+        Set<List<Object>> upkeeps = new java.util.HashSet<>();
+        for (String name : collectors) {
+            Map<String, Object> values = merged(values(), example(name));
+            stores.add(List.of(at(values, "collector.data.secretName"), at(values, "collector.data.secretKey")));
+            upkeeps.add(List.of(at(values, "collector.leasePassSeconds"), at(values, "collector.dedupWindow"),
+                    at(values, "collector.retention")));
+        }
+        assertEquals(1, stores.size(), "one shared store: " + stores);
+        assertEquals(1, upkeeps.size(), "the same lease pass, dedup window and retention: " + upkeeps);
     }
 
     private static List<URI> upstreams(String example) {

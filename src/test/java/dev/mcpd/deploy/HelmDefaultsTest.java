@@ -30,6 +30,9 @@ class HelmDefaultsTest {
     static final Pattern FROM_VALUES = Pattern.compile(
             "(?m)^\\s+(MCPD_[A-Z0-9_]+): \\{\\{ (?:printf \"([^\"]*)%d\" \\(int )?\\.Values\\.([A-Za-z0-9_.]+)\\)?"
                     + " \\| quote }}$");
+    /** {@code {{- with .Values.a.b }}} and the {@code MCPD_X:} line right inside it, in configmap.yaml. */
+    static final Pattern ONLY_WHEN_SET = Pattern.compile(
+            "(?m)^\\s+\\{\\{- with \\.Values\\.([A-Za-z0-9_.]+) }}\\n\\s+(MCPD_[A-Z0-9_]+):");
     /** {@code   MCPD_X: "text"} in configmap.yaml. */
     static final Pattern FIXED_TEXT = Pattern.compile("(?m)^\\s+(MCPD_[A-Z0-9_]+): \"([^\"{}]*)\"$");
 
@@ -45,8 +48,37 @@ class HelmDefaultsTest {
                 "MCPD_MAX_BODY_BYTES", "MCPD_REQUEST_TIMEOUT_SECONDS", "MCPD_SPOOL_MAX_BYTES", "MCPD_WORKERS",
                 "MCPD_MAX_IN_FLIGHT", "MCPD_BATCH_MAX_ENTRIES", "MCPD_BATCH_MAX_BYTES", "MCPD_PROBE_PATH",
                 "MCPD_PROBE_INTERVAL_SECONDS", "MCPD_PROBE_TIMEOUT_SECONDS", "MCPD_HEALTHY_THRESHOLD",
-                "MCPD_UNHEALTHY_THRESHOLD", "MCPD_QUOTA_PER_MINUTE", "MCPD_DATA")), "found: " + defaults);
+                "MCPD_UNHEALTHY_THRESHOLD", "MCPD_QUOTA_PER_MINUTE", "MCPD_LEASE_PASS_SECONDS", "MCPD_DEDUP_WINDOW",
+                "MCPD_DATA")), "found: " + defaults);
         assertEquals(List.of(), problems(defaults));
+    }
+
+    /**
+     * A variable the ConfigMap writes only when its value is set is left out by default, which gives mcpd's own
+     * default only if that option has no default value ("none: kept for ever"): its value must then be empty.
+     */
+    @Test
+    void aValueWrittenOnlyWhenSetIsEmptyByDefaultAndItsOptionHasNoDefaultValue() {
+        Map<String, Object> values = DeployFiles.yamlMap(CHART + "/values.yaml");
+        Matcher onlyWhenSet = ONLY_WHEN_SET.matcher(DeployFiles.read(CHART + "/templates/configmap.yaml"));
+        List<String> found = new ArrayList<>();
+        while (onlyWhenSet.find()) {
+            String path = onlyWhenSet.group(1);
+            String variable = onlyWhenSet.group(2);
+            found.add(variable);
+            Object value = values;
+            for (String key : path.split("\\.")) {
+                value = DeployFiles.map(value, path).get(key);
+            }
+            assertTrue(value == null || "".equals(value) || List.of().equals(value) || Map.of().equals(value),
+                    "values.yaml " + path + " is empty by default, so " + variable + " is not written: " + value);
+            Option<?> option = Options.ALL.stream().filter(candidate -> candidate.environmentVariable().equals(variable))
+                    .findFirst().orElseThrow(() -> new AssertionError(variable + " is no option of mcpd's"));
+            assertEquals(Optional.empty(), option.defaultValue(), variable + " left out is mcpd's default ("
+                    + option.defaultText().orElse("none") + ") only if the option has no default value");
+        }
+        assertTrue(found.containsAll(List.of("MCPD_RETRYABLE_STATUS", "MCPD_SPOOL_MAX_AGE", "MCPD_UPSTREAM_PROBES",
+                "MCPD_RETENTION")), "found: " + found);
     }
 
     @Test

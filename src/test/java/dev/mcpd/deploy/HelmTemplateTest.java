@@ -148,4 +148,36 @@ class HelmTemplateTest {
         assertEquals("409", config.get("MCPD_RETRYABLE_STATUS"));
         assertTrue(config.containsKey("MCPD_PROBE_INTERVAL_SECONDS"), config.toString());
     }
+
+    @Test
+    void theCollectorsUpkeepSettingsPassThroughAsVariablesTheRealCliTakes() throws Exception {
+        String[] collector = {"--set", "mode=collector", "--set", "collector.data.secretName=db"};
+        Map<String, Object> defaults = at(only(rendered(collector), "ConfigMap"), "data");
+        assertEquals("10", defaults.get("MCPD_LEASE_PASS_SECONDS"));
+        assertEquals("7d", defaults.get("MCPD_DEDUP_WINDOW"));
+        assertFalse(defaults.containsKey("MCPD_RETENTION"), "by default every archived batch is kept: " + defaults);
+
+        List<String> set = new ArrayList<>(List.of(collector));
+        set.addAll(List.of("--set", "collector.leasePassSeconds=5", "--set", "collector.dedupWindow=14d",
+                "--set", "collector.retention=90d"));
+        Map<String, Object> config = at(only(rendered(set.toArray(String[]::new)), "ConfigMap"), "data");
+        assertEquals("5", config.get("MCPD_LEASE_PASS_SECONDS"));
+        assertEquals("14d", config.get("MCPD_DEDUP_WINDOW"));
+        assertEquals("90d", config.get("MCPD_RETENTION"));
+        // The pod's environment: the rendered ConfigMap, and the store's URL from its Secret.
+        Map<String, String> environment = new java.util.TreeMap<>();
+        config.forEach((variable, value) -> environment.put(variable, String.valueOf(value)));
+        environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd");
+        DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
+        assertEquals(0, run.status(), run.err());
+        assertTrue(run.section("upkeep").endsWith("lease renewed every 5 s (free 15 s after the holder's last pass);"
+                + " keys kept 14d; batches kept 90d"), run.out());
+
+        // A relay takes none of them.
+        Map<String, Object> relay = at(only(rendered("-f", examples().get(0).toString(), "--set", "mode=relay",
+                "--set", "collector.retention=90d"), "ConfigMap"), "data");
+        for (String variable : List.of("MCPD_LEASE_PASS_SECONDS", "MCPD_DEDUP_WINDOW", "MCPD_RETENTION")) {
+            assertFalse(relay.containsKey(variable), variable + " in a relay's ConfigMap");
+        }
+    }
 }
