@@ -5,29 +5,41 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * Archives the requests of one sender inside a transaction the caller commits, with one JDBC batch per table rather
- * than statements per request: the keys (each {@code ON CONFLICT DO NOTHING}, whose update count says whether the
- * key was new), then the batches that were new, then a record of each copy that was not. A key seen again with
+ * Archives the requests of one sender inside a transaction the caller commits, with one statement or JDBC batch per
+ * table rather than statements per request: the keys ({@code ON CONFLICT DO NOTHING}: a key it left alone marks its
+ * copy a duplicate), then the batches that were new, then a record of each copy that was not. A key seen again with
  * another body is a duplicate all the same — the key is the sender's promise — marked as a conflict.
+ *
+ * <p>On PostgreSQL each table takes one {@code INSERT … SELECT FROM unnest(arrays)}: one statement for all the rows,
+ * where a JDBC batch is a statement per row that the server parses, binds and executes on its own (a drain of relay
+ * batches spent most of the store's time there). A single row goes as a plain statement, which costs the server less
+ * than arrays of one. SQLite, in process, runs prepared-statement batches.
  */
 final class BulkArchive {
+
+    /** Keys per legacy lookup: well under SQLite's limit of bound parameters. */
+    private static final int KEYS_PER_LOOKUP = 500;
 
     private final Connection transaction;
     private final Sender sender;
     private final long now;
     private final boolean legacyKeys;
+    private final boolean arrays;
 
     /**
      * @param legacyKeys whether keys stored before keys belonged to senders may remain: such a key makes a copy a
      *                   duplicate whoever sends it
      */
-    BulkArchive(Connection transaction, Sender sender, long now, boolean legacyKeys) {
+    BulkArchive(Connection transaction, StoreLocation.Dialect dialect, Sender sender, long now, boolean legacyKeys) {
         this.transaction = transaction;
+        this.arrays = dialect == StoreLocation.Dialect.POSTGRES;
         this.sender = sender;
         this.now = now;
         this.legacyKeys = legacyKeys;
@@ -40,7 +52,12 @@ final class BulkArchive {
         for (int i = 0; i < count; i++) {
             if (batches.get(i).idempotencyKey().isPresent()) {
                 digests[i] = HexFormat.of().formatHex(Sender.sha256(batches.get(i).body()));
-                duplicate[i] = legacyKeys && storedBeforeSenders(batches.get(i).idempotencyKey().orElseThrow());
+            }
+        }
+        if (legacyKeys) {
+            Set<String> legacy = storedBeforeSenders(batches);
+            for (int i = 0; i < count; i++) {
+                duplicate[i] = digests[i] != null && legacy.contains(batches.get(i).idempotencyKey().orElseThrow());
             }
         }
         recordKeys(batches, digests, duplicate);
@@ -69,22 +86,27 @@ final class BulkArchive {
 
     /** Inserts the keys not already known; a key the insert left alone marks its batch a duplicate. */
     private void recordKeys(List<Batch> batches, String[] digests, boolean[] duplicate) throws SQLException {
-        List<Integer> inserted = new ArrayList<>();
+        List<Integer> offered = new ArrayList<>();
+        for (int i = 0; i < batches.size(); i++) {
+            if (digests[i] != null && !duplicate[i]) {
+                offered.add(i);
+            }
+        }
+        if (offered.isEmpty()) {
+            return;
+        }
+        if (arrays && offered.size() > 1) {
+            recordKeysAtOnce(batches, digests, duplicate, offered);
+            return;
+        }
         try (PreparedStatement keys = transaction.prepareStatement("INSERT INTO idempotency_keys (sender,"
                 + " idempotency_key, body_sha256, seen_at_ms) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")) {
-            for (int i = 0; i < batches.size(); i++) {
-                if (digests[i] == null || duplicate[i]) {
-                    continue;
-                }
+            for (int i : offered) {
                 keys.setString(1, sender.id());
                 keys.setString(2, batches.get(i).idempotencyKey().orElseThrow());
                 keys.setString(3, digests[i]);
                 keys.setLong(4, now);
                 keys.addBatch();
-                inserted.add(i);
-            }
-            if (inserted.isEmpty()) {
-                return;
             }
             int[] counts = executeBatch(keys);
             for (int j = 0; j < counts.length; j++) {
@@ -93,21 +115,61 @@ final class BulkArchive {
                     throw new SQLException("the driver did not say which idempotency keys were new (" + counts[j]
                             + ")");
                 }
-                duplicate[inserted.get(j)] = counts[j] == 0;
+                duplicate[offered.get(j)] = counts[j] == 0;
             }
         }
     }
 
+    /**
+     * The keys in one statement: it returns those it inserted. A key twice in the request is inserted once, so only
+     * its first copy is new.
+     */
+    private void recordKeysAtOnce(List<Batch> batches, String[] digests, boolean[] duplicate, List<Integer> offered)
+            throws SQLException {
+        String[] keys = new String[offered.size()];
+        String[] bodyDigests = new String[offered.size()];
+        for (int j = 0; j < keys.length; j++) {
+            keys[j] = batches.get(offered.get(j)).idempotencyKey().orElseThrow();
+            bodyDigests[j] = digests[offered.get(j)];
+        }
+        Set<String> inserted = new HashSet<>();
+        try (PreparedStatement insert = transaction.prepareStatement("INSERT INTO idempotency_keys (sender,"
+                + " idempotency_key, body_sha256, seen_at_ms) SELECT ?, k.key, k.digest, ?"
+                + " FROM unnest(?::text[], ?::text[]) AS k(key, digest) ON CONFLICT DO NOTHING"
+                + " RETURNING idempotency_key")) {
+            insert.setString(1, sender.id());
+            insert.setLong(2, now);
+            insert.setArray(3, transaction.createArrayOf("text", keys));
+            insert.setArray(4, transaction.createArrayOf("text", bodyDigests));
+            try (ResultSet rs = insert.executeQuery()) {
+                while (rs.next()) {
+                    inserted.add(rs.getString(1));
+                }
+            }
+        }
+        for (int j = 0; j < keys.length; j++) {
+            duplicate[offered.get(j)] = !inserted.remove(keys[j]);
+        }
+    }
+
     private void storeNew(List<Batch> batches, boolean[] duplicate) throws SQLException {
+        List<Batch> fresh = new ArrayList<>();
+        for (int i = 0; i < batches.size(); i++) {
+            if (!duplicate[i]) {
+                fresh.add(batches.get(i));
+            }
+        }
+        if (fresh.isEmpty()) {
+            return;
+        }
+        if (arrays && fresh.size() > 1) {
+            storeNewAtOnce(fresh);
+            return;
+        }
         try (PreparedStatement insert = transaction.prepareStatement(
                 "INSERT INTO batches (idempotency_key, target, content_type, content_encoding, received_at_ms,"
                         + " events, rejected, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
-            boolean any = false;
-            for (int i = 0; i < batches.size(); i++) {
-                if (duplicate[i]) {
-                    continue;
-                }
-                Batch batch = batches.get(i);
+            for (Batch batch : fresh) {
                 insert.setString(1, batch.idempotencyKey().orElse(null));
                 insert.setString(2, batch.target());
                 insert.setString(3, batch.contentType());
@@ -117,11 +179,45 @@ final class BulkArchive {
                 insert.setInt(7, batch.rejected());
                 insert.setBytes(8, batch.body());
                 insert.addBatch();
-                any = true;
             }
-            if (any) {
-                executeBatch(insert);
-            }
+            executeBatch(insert);
+        }
+    }
+
+    private void storeNewAtOnce(List<Batch> fresh) throws SQLException {
+        int n = fresh.size();
+        String[] keys = new String[n];
+        String[] targets = new String[n];
+        String[] contentTypes = new String[n];
+        String[] contentEncodings = new String[n];
+        Long[] receivedAt = new Long[n];
+        Integer[] events = new Integer[n];
+        Integer[] rejected = new Integer[n];
+        byte[][] bodies = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            Batch batch = fresh.get(i);
+            keys[i] = batch.idempotencyKey().orElse(null);
+            targets[i] = batch.target();
+            contentTypes[i] = batch.contentType();
+            contentEncodings[i] = batch.contentEncoding();
+            receivedAt[i] = batch.receivedAtMillis();
+            events[i] = batch.events();
+            rejected[i] = batch.rejected();
+            bodies[i] = batch.body();
+        }
+        try (PreparedStatement insert = transaction.prepareStatement(
+                "INSERT INTO batches (idempotency_key, target, content_type, content_encoding, received_at_ms,"
+                        + " events, rejected, body) SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
+                        + " ?::bigint[], ?::integer[], ?::integer[], ?::bytea[])")) {
+            insert.setArray(1, transaction.createArrayOf("text", keys));
+            insert.setArray(2, transaction.createArrayOf("text", targets));
+            insert.setArray(3, transaction.createArrayOf("text", contentTypes));
+            insert.setArray(4, transaction.createArrayOf("text", contentEncodings));
+            insert.setArray(5, transaction.createArrayOf("bigint", receivedAt));
+            insert.setArray(6, transaction.createArrayOf("integer", events));
+            insert.setArray(7, transaction.createArrayOf("integer", rejected));
+            insert.setObject(8, bodies); // pgjdbc sends byte[][] as bytea[]
+            insert.executeUpdate();
         }
     }
 
@@ -137,15 +233,26 @@ final class BulkArchive {
         }
     }
 
-    private boolean storedBeforeSenders(String key) throws SQLException {
-        try (PreparedStatement select = transaction.prepareStatement(
-                "SELECT 1 FROM idempotency_keys WHERE sender = ? AND idempotency_key = ?")) {
-            select.setString(1, Sender.ANY);
-            select.setString(2, key);
-            try (ResultSet rs = select.executeQuery()) {
-                return rs.next();
+    /** Which of the request's keys were stored before keys belonged to senders: one query per few hundred keys. */
+    private Set<String> storedBeforeSenders(List<Batch> batches) throws SQLException {
+        List<String> keys = batches.stream().flatMap(batch -> batch.idempotencyKey().stream()).distinct().toList();
+        Set<String> found = new HashSet<>();
+        for (int from = 0; from < keys.size(); from += KEYS_PER_LOOKUP) {
+            List<String> chunk = keys.subList(from, Math.min(keys.size(), from + KEYS_PER_LOOKUP));
+            try (PreparedStatement select = transaction.prepareStatement("SELECT idempotency_key FROM idempotency_keys"
+                    + " WHERE sender = ? AND idempotency_key IN (" + "?, ".repeat(chunk.size() - 1) + "?)")) {
+                select.setString(1, Sender.ANY);
+                for (int i = 0; i < chunk.size(); i++) {
+                    select.setString(i + 2, chunk.get(i));
+                }
+                try (ResultSet rs = select.executeQuery()) {
+                    while (rs.next()) {
+                        found.add(rs.getString(1));
+                    }
+                }
             }
         }
+        return found;
     }
 
     /** Whether the key was stored with another body (a key from before bodies were recorded never conflicts). */

@@ -241,7 +241,8 @@ public final class JdbcStore implements AutoCloseable {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
             try {
-                List<Archived> archived = new BulkArchive(connection, sender, clock.millis(), legacyKeys())
+                List<Archived> archived = new BulkArchive(connection, location.dialect(), sender, clock.millis(),
+                        legacyKeys())
                         .archive(batches);
                 connection.commit();
                 return archived;

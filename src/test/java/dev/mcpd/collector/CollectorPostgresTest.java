@@ -304,6 +304,61 @@ class CollectorPostgresTest {
     }
 
     @Test
+    void aRelayBatchIsArchivedEntryByEntryWhenItsRowsGoInOneStatementPerTable() throws Exception {
+        URI collector = startCollector();
+        String stored = key("stored");
+        String changed = key("changed");
+        assertEquals(200, post(collector, "{\"events\":[{\"s\":1}]}", Map.of("Idempotency-Key", stored)).status());
+        assertEquals(200, post(collector, "{\"events\":[{\"c\":1}]}", Map.of("Idempotency-Key", changed)).status());
+        String first = key("first");
+        String second = key("second");
+        byte[] firstBody = "{\"events\":[{\"a\":1},{\"a\":2}]}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        List<dev.mcpd.wire.RelayBatch.Entry> entries = List.of(
+                relayEntry("/v1/ingest", first, firstBody),
+                relayEntry("/v1/ingest", second, "{\"events\":[{\"b\":1}]}"),
+                relayEntry("/v1/ingest", first, firstBody),
+                relayEntry("/v1/ingest", stored, "{\"events\":[{\"s\":1}]}"),
+                relayEntry("/v1/ingest", changed, "{\"events\":[{\"c\":2}]}"),
+                relayEntry("/v1/elsewhere", key("elsewhere"), "{}"));
+        long conflictsBefore = JSON.readTree(get(collector, "/v1/stats").body()).get("conflicts").asLong();
+
+        Answer answer = send(HttpRequest.newBuilder(collector.resolve(dev.mcpd.wire.RelayBatch.PATH))
+                .timeout(REQUEST_TIMEOUT).header("Content-Type", dev.mcpd.wire.RelayBatch.CONTENT_TYPE)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(dev.mcpd.wire.RelayBatch.encode(entries))));
+
+        assertEquals(200, answer.status(), answer.body());
+        List<String> outcomes = new ArrayList<>();
+        JSON.readTree(answer.body()).get("entries").forEach(o -> outcomes.add(o.get("status") + " "
+                + o.path("accepted").asInt() + "/" + o.path("duplicate").asInt()));
+        assertEquals(List.of("200 2/0", "200 1/0", "200 0/2", "200 0/1", "200 0/1", "404 0/0"), outcomes,
+                "new, new, the first again in the same batch, stored before, stored before with another body, refused");
+        assertEquals(1, JSON.readTree(get(collector, "/v1/stats").body()).get("conflicts").asLong() - conflictsBefore,
+                "the key that came with another body");
+        try (Connection connection = connect()) {
+            assertEquals(List.of("1", "1", "1", "1"), strings(connection, "SELECT count(*) FROM batches WHERE"
+                    + " idempotency_key IN ('" + first + "', '" + second + "', '" + stored + "', '" + changed + "')"
+                    + " GROUP BY idempotency_key"), "each key's batch stored once");
+            assertEquals(List.of(new String(firstBody, java.nio.charset.StandardCharsets.UTF_8) + " 1700000000000"),
+                    strings(connection, "SELECT convert_from(body, 'UTF8') || ' ' || received_at_ms FROM batches"
+                            + " WHERE idempotency_key = '" + first + "'"), "the entry's bytes and the relay's time");
+            assertEquals(List.of("0"), strings(connection, "SELECT count(*) FROM batches WHERE target = '/v1/elsewhere'"));
+        }
+    }
+
+    private static dev.mcpd.wire.RelayBatch.Entry relayEntry(String target, String key, String json) {
+        return relayEntry(target, key, json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static dev.mcpd.wire.RelayBatch.Entry relayEntry(String target, String key, byte[] body) {
+        return new dev.mcpd.wire.RelayBatch.Entry("POST", target, "application/json", "", key, 1_700_000_000_000L,
+                body);
+    }
+
+    private static String key(String name) {
+        return name + "-" + UUID.randomUUID();
+    }
+
+    @Test
     void keysBelongToTheirSenderOnPostgresqlAsOnSqlite() throws Exception {
         SenderKeysScenario.run(startCollector());
     }
@@ -324,6 +379,14 @@ class CollectorPostgresTest {
             assertEquals(List.of("1", "2"), strings(connection, "SELECT version FROM schema_version ORDER BY version"));
             assertEquals(List.of("1"), strings(connection, "SELECT count(*) FROM batches"), "the old batch is kept");
         }
+        Answer batch = send(HttpRequest.newBuilder(collector.resolve(dev.mcpd.wire.RelayBatch.PATH))
+                .timeout(REQUEST_TIMEOUT).header("Content-Type", dev.mcpd.wire.RelayBatch.CONTENT_TYPE)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(dev.mcpd.wire.RelayBatch.encode(List.of(
+                        relayEntry("/v1/ingest", "new-key", "{\"events\":[{\"n\":1}]}"),
+                        relayEntry("/v1/ingest", "old-key", "{\"events\":[{\"a\":1}]}"))))));
+        List<Integer> duplicates = new ArrayList<>();
+        JSON.readTree(batch.body()).get("entries").forEach(o -> duplicates.add(o.get("duplicate").asInt()));
+        assertEquals(List.of(0, 1), duplicates, "in a relay batch too, only the old key is a duplicate: " + batch.body());
     }
 
     // ---------------------------------------------------------------------------------------------- helpers
