@@ -33,12 +33,13 @@ quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
-          || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] \
+          || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = collector ] \
             || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || {
-            echo "usage: bench/run.sh --only cost|large-bodies|wan|grpc|tls|barrier|health|dead-letters" >&2; exit 2; }
+            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters" >&2
+            exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
+  *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
        "--only health | --only dead-letters]" >&2
      exit 2 ;;
 esac
@@ -287,7 +288,12 @@ for n in $backlogs; do
   rm -rf "$dir"
 done
 
+fi # want all
+
 # --- the collector --------------------------------------------------------------------------------------------------
+# Its per-request rate (every request its own key), on SQLite and PostgreSQL. With --only collector, also what a
+# backlog drains at into each (bench/wan.py, 0 ms), so the ratio between the two is measured side by side.
+if want collector; then
 collector() { # collector LABEL DATA
   "$root/bin/mcpd" serve --listen "127.0.0.1:$serve_port" --data "$2" >>"$work/collector.log" 2>&1 &
   local pid=$!
@@ -307,7 +313,12 @@ if ((!quick)); then
   pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
   collector postgres "$MCPD_TEST_POSTGRES_URL"
 fi
-fi # want all
+if [ "$only" = collector ]; then
+  say "collector: a backlog of $wan_backlog drained into each at 0 ms (bench/wan.py), $wan_reps runs"
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 0 --upstreams serve,serve-pg --phases drain \
+    --runs "$wan_reps" --backlog "$wan_backlog" --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
+fi
+fi # want collector
 
 # --- large bodies in flight: COUNT concurrent uploads of 16 MiB (the default --max-body-bytes), upstream down ------
 # The relay as shipped (bin/mcpd; its default heap is a quarter of the machine's memory) and with -Xmx384m and
@@ -488,11 +499,17 @@ if [ -n "$only" ]; then # this phase's rows in place of the earlier ones; every 
   python3 - "$plots_dir/results.jsonl" "$results" "$only" <<'PY' >"$work/merged.jsonl"
 import json, sys
 kept, new, phase = sys.argv[1], sys.argv[2], sys.argv[3]
+def measured(row):  # whether this phase measures the row
+    if phase == "collector":
+        return (row["kind"] == "load" and row.get("subject", "").startswith("collector-")
+                or row["kind"] == "wan" and row.get("phase") == "drain" and row.get("rtt_ms") == 0
+                and row.get("upstream") in ("serve", "serve-pg"))
+    return row["kind"].startswith(phase)
 for line in open(kept):
-    if line.strip() and not json.loads(line)["kind"].startswith(phase):
+    if line.strip() and not measured(json.loads(line)):
         print(line.rstrip())
 for line in open(new):
-    if line.strip() and json.loads(line)["kind"].startswith(phase):
+    if line.strip() and measured(json.loads(line)):
         print(line.rstrip())
 PY
   cp "$work/merged.jsonl" "$results"
