@@ -292,7 +292,7 @@ fi # want all
 
 # --- the collector --------------------------------------------------------------------------------------------------
 # Its per-request rate (every request its own key), on SQLite and PostgreSQL. With --only collector, also what a
-# backlog drains at into each (bench/wan.py, 0 ms), so the ratio between the two is measured side by side.
+# backlog drains at into each (bench/wan.py, at each RTT), so the ratio between the two is measured side by side.
 if want collector; then
 collector() { # collector LABEL DATA
   "$root/bin/mcpd" serve --listen "127.0.0.1:$serve_port" --data "$2" >>"$work/collector.log" 2>&1 &
@@ -314,8 +314,8 @@ if ((!quick)); then
   collector postgres "$MCPD_TEST_POSTGRES_URL"
 fi
 if [ "$only" = collector ]; then
-  say "collector: a backlog of $wan_backlog drained into each at 0 ms (bench/wan.py), $wan_reps runs"
-  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 0 --upstreams serve,serve-pg --phases drain \
+  say "collector: a backlog of $wan_backlog drained into each at RTT $wan_rtts ms (bench/wan.py), $wan_reps runs"
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_rtts" --upstreams serve,serve-pg --phases drain \
     --runs "$wan_reps" --backlog "$wan_backlog" --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
 fi
 fi # want collector
@@ -502,8 +502,7 @@ kept, new, phase = sys.argv[1], sys.argv[2], sys.argv[3]
 def measured(row):  # whether this phase measures the row
     if phase == "collector":
         return (row["kind"] == "load" and row.get("subject", "").startswith("collector-")
-                or row["kind"] == "wan" and row.get("phase") == "drain" and row.get("rtt_ms") == 0
-                and row.get("upstream") in ("serve", "serve-pg"))
+                or row["kind"] == "wan" and row.get("phase") == "drain" and row.get("upstream") in ("serve", "serve-pg"))
     return row["kind"].startswith(phase)
 for line in open(kept):
     if line.strip() and not measured(json.loads(line)):
