@@ -158,6 +158,41 @@ WAN_NAMES = {"serve": "mcpd serve, SQLite (batches)", "serve-pg": "mcpd serve, P
              "otlp-alone": "OTLP/HTTP receiver, protobuf, merging off (`--batch-max-entries 1`)"}
 
 
+def drain_cpu(res):
+    """Where a drain into mcpd serve at 0 ms spends the machine: CPU per entry of the relay, the collector and
+    PostgreSQL, all on this machine's cores (a deployment has the relay in another region)."""
+    lines = []
+    for u in ("serve", "serve-pg"):
+        rows = [r for r in res.kind("wan", phase="drain") if r.get("upstream") == u and r.get("rtt_ms") == 0
+                and r.get("cpu_s")]
+        if not rows:
+            continue
+        per_entry = {name: median([r["cpu_s"][name] / r["entries"] * 1e6 for r in rows])
+                     for name in ("relay", "upstream", "postgres")}
+        store = per_entry["postgres"] if u == "serve-pg" else 0
+        total = per_entry["relay"] + per_entry["upstream"] + store
+        parts = [f"the relay {per_entry['relay']:.0f} µs", f"the collector {per_entry['upstream']:.0f} µs"]
+        if u == "serve-pg":
+            parts.append(f"PostgreSQL {store:.0f} µs")
+        line = (f"- {WAN_NAMES[u]}: {', '.join(parts)} — {total:.0f} µs in all, so "
+                f"{res.machine.get('cores', 2)} cores pass at most {num(res.machine.get('cores', 2) * 1e6 / total)}"
+                f" entries/s (drained: {num(median([r['rate'] for r in rows]))}/s).")
+        alone = [r for r in res.kind("collector-cpu") if r.get("store") == ("postgres" if u == "serve-pg" else "sqlite")
+                 and r.get("requests")]
+        if alone:
+            per_request = median([(r["collector_cpu_s"] + (r["postgres_cpu_s"] if u == "serve-pg" else 0))
+                                  / r["requests"] * 1e6 for r in alone])
+            in_drain = per_entry["upstream"] + store
+            line += (f" The collector and its store spend {in_drain:.0f} µs per entry of a drain against "
+                     f"{per_request:.0f} µs per request of its own: on cores of their own they take "
+                     f"{per_request / in_drain:.1f}× as many entries in batches as in requests.")
+        lines.append(line)
+    if not lines:
+        return []
+    return ["CPU per entry of a drain at 0 ms (median of the runs; the relay, the collector and its store share this "
+            "machine, where a deployment has the relay in another region):", ""] + lines + [""]
+
+
 def wan_rates(res, phase, upstream):
     """{rtt: [entries/s, …]} of one WAN phase against one upstream."""
     rates = {}
@@ -300,6 +335,7 @@ def wan_section(res, plots_link):
                "answers a GET with 405 as a Collector does, and decodes every export to count its spans) gets the "
                "senders' 1 KiB protobuf trace exports merged, up to 256 per request.", "",
            f"![delivery rate against round-trip time]({plots_link}/wan.png)", ""]
+    md += drain_cpu(res)
     sustained = sustained_runs(res)
     if sustained:
         md += ["Sustained: full load (32 senders, no pause) for the whole run with delivery running. Requests per "

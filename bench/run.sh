@@ -163,6 +163,13 @@ await_empty_spool() { # returns once delivery caught up (at most 10 minutes)
   echo "the spool did not drain" >&2
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+postgres_ticks() { # every PostgreSQL server process together
+  local t=0 comm
+  for comm in /proc/[0-9]*/comm; do
+    [ "$(cat "$comm" 2>/dev/null)" = postgres ] && t=$((t + $(awk '{print $14 + $15}' "${comm%comm}stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 rss_mib() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 peak_rss_mib() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 
@@ -299,10 +306,15 @@ collector() { # collector LABEL DATA
   local pid=$!
   for _ in $(seq 1 400); do curl -sf -o /dev/null "http://127.0.0.1:$serve_port/readyz" && break; sleep 0.05; done
   warm "http://127.0.0.1:$serve_port/v1/ingest" 1024 "$relay_warmup"
+  local c0 g0 line requests=0
+  c0=$(cpu_ticks "$pid") g0=$(postgres_ticks)
   for rep in $(seq 1 "$reps"); do
-    UNIQUE_KEYS=1 RUN_ID="$1-$rep" load "collector-$1" 1024 "http://127.0.0.1:$serve_port/v1/ingest" "$seconds" 0 \
-      >/dev/null
+    line=$(UNIQUE_KEYS=1 RUN_ID="$1-$rep" load "collector-$1" 1024 "http://127.0.0.1:$serve_port/v1/ingest" \
+      "$seconds" 0)
+    requests=$((requests + $(sed 's/.*"requests":\([0-9]*\).*/\1/' <<<"$line")))
   done
+  # The CPU the collector and its store spent per request (wrk's own is not counted): what a drain's is set against.
+  record "{\"kind\":\"collector-cpu\",\"store\":\"$1\",\"requests\":$requests,\"collector_cpu_s\":$(awk -v t="$(($(cpu_ticks "$pid") - c0))" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'),\"postgres_cpu_s\":$(awk -v t="$(($(postgres_ticks) - g0))" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}')}"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 say "collector: SQLite"
@@ -502,6 +514,7 @@ kept, new, phase = sys.argv[1], sys.argv[2], sys.argv[3]
 def measured(row):  # whether this phase measures the row
     if phase == "collector":
         return (row["kind"] == "load" and row.get("subject", "").startswith("collector-")
+                or row["kind"] == "collector-cpu"
                 or row["kind"] == "wan" and row.get("phase") == "drain" and row.get("upstream") in ("serve", "serve-pg"))
     return row["kind"].startswith(phase)
 for line in open(kept):

@@ -327,6 +327,32 @@ def metric(port, name):
     raise RuntimeError("no " + name)
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far (0 once it is gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def cpu_by_process(relay_process, upstream_process):
+    """CPU seconds so far of the relay, the upstream and, together, every PostgreSQL server process (its backends
+    hold the collector's pooled connections, so they live through a drain)."""
+    postgres = 0.0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/comm" % entry) as f:
+                    if f.read().strip() == "postgres":
+                        postgres += cpu_seconds(int(entry))
+            except OSError:
+                pass
+    return {"relay": cpu_seconds(relay_process.pid), "upstream": cpu_seconds(upstream_process.pid),
+            "postgres": round(postgres, 2)}
+
+
 def metric_values(port, names):
     """Every sample of the meters named (all their label sets), from one read of /metrics."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -368,11 +394,14 @@ def one(args, kind, rtt, phase, out):
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
             wait_http(relay_port)
             count = spool_entries(relay_port)
+            cpu_before = cpu_by_process(rel, upstream.process)
             proxy = procs.start("proxy", proxy_args)
             in_flight = []
             seconds = wait_taken(upstream, count, args.timeout, first_delivery=True, sample=lambda: in_flight.append(
                 get_json(relay_port, "/relay/status")["upstreams"][0]["inFlight"]))
-            extra = {"max_in_flight": max(in_flight)}
+            cpu_after = cpu_by_process(rel, upstream.process)
+            extra = {"max_in_flight": max(in_flight),
+                     "cpu_s": {name: round(cpu_after[name] - cpu_before.get(name, 0), 2) for name in cpu_after}}
             wire = wire_bytes(count_file)
         elif phase == "trickle":
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
