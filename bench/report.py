@@ -327,7 +327,11 @@ def wan_section(res, plots_link):
         md += ["", f"Measured apart from the full run ({', '.join(apart)}, `bench/wan.py` alone, the same machine): "
                    f"the rows of {'; '.join(later)}."]
     backlog = max((r["entries"] for r in res.kind("wan", phase="drain")), default=0)
-    md += ["", f"Drain backlog: {num(backlog)} entries. nginx gets one request per entry: its rate is bound by "
+    warmed = sorted({r["upstream_warmup_s"] for r in res.kind("wan", phase="drain") if r.get("upstream_warmup_s")})
+    warm_note = (f" Before a drain into mcpd serve the collector takes {'/'.join(map(str, warmed))} s of requests "
+                 "straight to it, as its per-request runs are warmed: a collector waiting for its relays has been "
+                 "running." if warmed else "")
+    md += ["", f"Drain backlog: {num(backlog)} entries.{warm_note} nginx gets one request per entry: its rate is bound by "
                "`--max-in-flight` (256) / RTT, and at low RTT by the Python proxy itself, which passes a few "
                "thousand requests a second (straight to nginx on loopback the same relay drains at the rate of "
                "\"Backlog scale\" above); an mcpd collector gets batches of up to 256 entries, so its drain is bound "

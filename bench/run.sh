@@ -48,7 +48,7 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run 
 if ((quick)); then
   reps=1 seconds=3 warmup=1 relay_warmup=5 sustained=10 backlogs="0 10000" backlog_reps=1 latency_reps=1
   disk_seconds=1
-  wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80
+  wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80 wan_warm=3
   barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3" health_runs=1
   dead_entries=200 dead_runs=1
   cost_args="--reps 1 --seconds 3 --warmup 5 --backlog 300000 --drain-seconds 3"
@@ -56,7 +56,7 @@ if ((quick)); then
 else
   reps=5 seconds=10 warmup=3 relay_warmup=20 sustained=60 backlogs="0 100000 1000000" backlog_reps=3 latency_reps=3
   disk_seconds=5
-  wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx,otlp wan_reps=3 wan_backlog=100000 wan_sustained=60
+  wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx,otlp wan_reps=3 wan_backlog=100000 wan_sustained=60 wan_warm=20
   wan_sustained_rtts=0,80
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
   dead_entries=1000 dead_runs=3
@@ -327,8 +327,12 @@ if ((!quick)); then
 fi
 if [ "$only" = collector ]; then
   say "collector: a backlog of $wan_backlog drained into each at RTT $wan_rtts ms (bench/wan.py), $wan_reps runs"
-  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_rtts" --upstreams serve,serve-pg --phases drain \
-    --runs "$wan_reps" --backlog "$wan_backlog" --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 0 --upstreams serve,serve-pg --phases drain \
+    --runs "$wan_reps" --backlog "$wan_backlog" --warm-upstream "$wan_warm" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --out "$results" >&2
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "${wan_rtts#0,}" --upstreams serve,serve-pg \
+    --phases drain --runs 1 --backlog "$wan_backlog" --warm-upstream "$wan_warm" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --out "$results" >&2
 fi
 fi # want collector
 
@@ -464,7 +468,8 @@ fi
 
 # --- delivery across a long link: bench/wan.py through bench/delay_proxy.py ----------------------------------------
 # Archive (32 senders for 3 s, until the upstream has everything) three times and drain (a backlog filled by
-# FillSpool, the link down, then up) once per RTT and upstream; a trickle of lone entries to mcpd serve; 60 s
+# FillSpool, the link down, then up; an mcpd serve warmed first by $wan_warm s of requests straight to it, as its
+# per-request runs are) once per RTT and upstream; a trickle of lone entries to mcpd serve; 60 s
 # sustained at 0 and 80 ms.
 if want wan; then
   if [[ $wan_upstreams == *serve-pg* ]]; then
@@ -475,7 +480,8 @@ if want wan; then
   fi
   say "wan: RTT $wan_rtts ms to $wan_upstreams (archive ×$wan_reps, drain of $wan_backlog)"
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_rtts" --upstreams "$wan_upstreams" \
-    --phases archive,drain --runs "$wan_reps" --backlog "$wan_backlog" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --phases archive,drain --runs "$wan_reps" --backlog "$wan_backlog" --warm-upstream "$wan_warm" \
+    --pg "${MCPD_TEST_POSTGRES_URL:-}" \
     --out "$results" >&2
   say "wan: 300 entries one by one at RTT 80 ms to mcpd serve (what crosses the link for lone entries)"
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 80 --upstreams serve --phases trickle --runs "$wan_reps" \

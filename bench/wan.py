@@ -223,6 +223,15 @@ def send(port, seconds, connections, run, otlp_body=None):
     return accepted(port)
 
 
+def warm_collector(port, seconds, run):
+    """Posts straight to mcpd serve for `seconds` (64 senders, each request its own key), as the collector's own
+    per-request runs are warmed: a collector waiting for its relays has been running, its hot paths compiled, where
+    a JVM started for the drain would compile them during it."""
+    subprocess.run(["wrk", "-t2", "-c64", "-d%ds" % seconds, "-s", os.path.join(HERE, "post.lua"),
+                    "http://127.0.0.1:%d/v1/ingest" % port], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": "", "BODY_TYPE": ""})
+
+
 def otlp_type(body_file):
     return "application/json" if body_file and body_file.endswith(".json") else "application/x-protobuf"
 
@@ -389,6 +398,10 @@ def one(args, kind, rtt, phase, out):
         wait_http(proxy_port, upstream.health_path())
         extra = {}
         if phase == "drain":
+            if args.warm_upstream and kind in ("serve", "serve-pg"):
+                warm_collector(upstream.port, args.warm_upstream, run + "-warm")
+                upstream.base = upstream.taken()
+                extra["upstream_warmup_s"] = args.warm_upstream
             procs.stop(proxy)  # the link is down: the backlog waits in the spool
             fill_spool(work, args.jar, args.backlog, run, otlp_body)
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
@@ -400,7 +413,7 @@ def one(args, kind, rtt, phase, out):
             seconds = wait_taken(upstream, count, args.timeout, first_delivery=True, sample=lambda: in_flight.append(
                 get_json(relay_port, "/relay/status")["upstreams"][0]["inFlight"]))
             cpu_after = cpu_by_process(rel, upstream.process)
-            extra = {"max_in_flight": max(in_flight),
+            extra = {**extra, "max_in_flight": max(in_flight),
                      "cpu_s": {name: round(cpu_after[name] - cpu_before.get(name, 0), 2) for name in cpu_after}}
             wire = wire_bytes(count_file)
         elif phase == "trickle":
@@ -466,6 +479,8 @@ def main():
     parser.add_argument("--trickle", type=int, default=300)
     parser.add_argument("--sustained-seconds", type=int, default=60)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--warm-upstream", type=int, default=20,
+                        help="seconds of load straight to mcpd serve before a drain into it (0: a cold collector)")
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--pg", default=os.environ.get("MCPD_BENCH_PG", ""))
     parser.add_argument("--label", default="relay")
