@@ -10,15 +10,17 @@
 # 0 / 20 / 80 / 200 ms to mcpd serve on SQLite and PostgreSQL, in batches, and to nginx, one request per entry), and
 # OTLP/gRPC Export calls beside OTLP/HTTP requests of the same message (h2load, both over HTTP/2), and the delivery
 # barrier (bench/barrier.py: last accept → 200 from /relay/sync at RTT 0 and 80 ms; accept with 0 and 1 000 waiters),
-# and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back).
+# and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back), and
+# collector replicas taking turns (bench/lease.py: takeover of the store's lease after kill -9 and SIGTERM).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
 # Usage: bench/run.sh [--quick | --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
-#                      --only health | --only dead-letters]
+#                      --only health | --only dead-letters | --only lease]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
 #   --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier | --only health
+#   | --only lease
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -34,13 +36,13 @@ case "${1:-}" in
   --quick) quick=1 ;;
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
           || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = collector ] \
-            || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || {
-            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters" >&2
+            || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || [ "${2:-}" = lease ] || {
+            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters|lease" >&2
             exit 2; }
           only=$2 ;;
   "") ;;
   *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
-       "--only health | --only dead-letters]" >&2
+       "--only health | --only dead-letters | --only lease]" >&2
      exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
@@ -59,7 +61,7 @@ else
   wan_rtts=0,20,80,200 wan_upstreams=serve,serve-pg,nginx,otlp wan_reps=3 wan_backlog=100000 wan_sustained=60 wan_warm=20
   wan_sustained_rtts=0,80
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
-  dead_entries=1000 dead_runs=3
+  dead_entries=1000 dead_runs=3 lease_runs=5
   cost_args="--reps 5 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
   report_dir=$root plots_dir=$root/bench/report
 fi
@@ -508,6 +510,20 @@ fi
 if want dead-letters; then
   say "dead-letters: $dead_entries refused, then replayed into the running relay (against posting them)"
   python3 "$here/dead_letters.py" --jar "$root/target/mcpd.jar" --entries "$dead_entries" --runs "$dead_runs" \
+    --out "$results" >&2
+fi
+
+# --- collector replicas taking turns: bench/lease.py ------------------------------------------------------------------
+# Two mcpd serve on one PostgreSQL (--lease-pass-seconds 2): the lease's holder killed (kill -9) or stopped (SIGTERM),
+# timed until the other holds it; both status pages watched for two holders at once. It needs PostgreSQL: not in
+# --quick.
+if want lease && ((!quick)); then
+  if [ -z "${pg_env:-}" ]; then
+    eval "$(bash "$root/.ci/postgres.sh")"
+    pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
+  fi
+  say "lease: takeover after kill -9 and after SIGTERM of the holder, $lease_runs runs of each"
+  python3 "$here/lease.py" --jar "$root/target/mcpd.jar" --pg "$MCPD_TEST_POSTGRES_URL" --runs "$lease_runs" \
     --out "$results" >&2
 fi
 
