@@ -138,7 +138,8 @@ class PostgresStore:
                   file=sys.stderr)
 
     def expired_left(self):
-        return int(self.psql(f"SELECT COUNT(*) FROM idempotency_keys WHERE seen_at_ms < {SEEN_FROM_MS + SEEN_SPREAD_MS}"))
+        return int(self.psql("SELECT COUNT(*) FROM idempotency_keys WHERE seen_at_ms < %d"
+                             % (SEEN_FROM_MS + SEEN_SPREAD_MS)))
 
     def facts(self):
         return {"pg_version": self.psql("SHOW server_version"), "pg_fsync": self.psql("SHOW fsync"),
