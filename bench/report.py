@@ -284,6 +284,89 @@ def wan_targets(res):
     return out
 
 
+SWEEP_STORES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+
+def sweep_runs(res):
+    """{(store, fsync, warm-up): {"baseline": [rows], "sweep": [rows]}} of bench/sweep.py, SQLite first; fsync is
+    PostgreSQL's setting (None on SQLite)."""
+    runs = {}
+    for r in sorted(res.kind("sweep"), key=lambda r: (list(SWEEP_STORES).index(r["store"]), r.get("pg_fsync") != "on",
+                                                      -r.get("warmup_s", 0))):
+        runs.setdefault((r["store"], r.get("pg_fsync"), r.get("warmup_s", 0)), {}).setdefault(r["phase"], []).append(r)
+    return runs
+
+
+def sweep_name(store, fsync, warmup):
+    name = SWEEP_STORES[store] + (f" (fsync {fsync})" if fsync else "")
+    return name + (", sweep at start (cold JVM)" if not warmup else "")
+
+
+def sweep_targets(res):
+    out = []
+    for (store, fsync, warmup), phases in sweep_runs(res).items():
+        base, sweep = phases.get("baseline", []), phases.get("sweep", [])
+        if not base or not sweep or not warmup:
+            continue
+        keys, runs = num(sweep[0]["keys"]), f", median of {len(sweep)}" if len(sweep) > 1 else ""
+        during, without = median(r["p99_ms"] for r in sweep), median(r["p99_ms"] for r in base)
+        x = during / without
+        out.append(f"| retention sweep of {keys} expired keys, {sweep_name(store, fsync, warmup)}: ingest p99 during "
+                   f"≤ 1.5 × without | {x:.2f}× (p99 {during:.2f} vs {without:.2f} ms{runs}; answered "
+                   f"{num(median(r['rate'] for r in sweep))} of the {num(sweep[0]['target_rate'])} requests/s scheduled) | "
+                   f"{'yes' if x <= 1.5 else 'no'} |")
+        worst = max(max(r["max_ms"], r["max_gap_ms"]) for r in sweep)
+        out.append(f"| retention sweep of {keys} expired keys, {sweep_name(store, fsync, warmup)}: never blocks "
+                   f"ingest > 100 ms at a time | slowest request {median(r['max_ms'] for r in sweep):.0f} ms, longest "
+                   f"without an answer {median(r['max_gap_ms'] for r in sweep):.0f} ms{runs}; worst of all runs "
+                   f"{worst:.0f} ms (without a sweep: "
+                   f"{max(max(r['max_ms'], r['max_gap_ms']) for r in base):.0f} ms) | "
+                   f"{'yes' if worst <= 100 else 'no'} |")
+    return out
+
+
+def sweep_section(res):
+    runs = sweep_runs(res)
+    if not runs:
+        return []
+    phases = next(iter(runs.values()))
+    first, base = phases["sweep"][0], phases.get("baseline", [{"seconds": 0}])[0]
+    md = ["## Retention sweep under ingest", "",
+          f"`mcpd serve` (`bin/mcpd`) on a store seeded with {num(first['keys'])} idempotency keys from 2020, under "
+          f"{first['connections']} connections posting 1 KiB native batches, each its own key, paced at "
+          f"{num(first['target_rate'])} requests/s in all (well under the store's saturating rate); every phase on a "
+          "freshly seeded store. *Without*: `--dedup-window 3660d` (nothing expires), measured over "
+          f"{base['seconds']:.0f} s after {first['warmup_s']} s of load. *During*: a window the seeded keys outlive by {first['warmup_s']} s, so "
+          "the sweep starts under a load that has run that long, measured from the start of its first pass to the end "
+          "of its last (`--lease-pass-seconds 1`). \"Sweep at start\": `--dedup-window 1m`, the first pass finds "
+          "every key expired as the collector starts, and both phases are measured from the first request, on a cold "
+          "JVM. \"Longest gap\" is the longest time in which no request was answered (`bench/sweep.py`, run "
+          f"{first['date']}, `bench/run.sh --only sweep` measures this phase alone). PostgreSQL is the throwaway cluster "
+          "of `.ci/postgres.sh`, which runs with fsync and full_page_writes off" + (
+              "; for the \"fsync on\" rows both were turned on (`ALTER SYSTEM`, reloaded) before the runs"
+              if any(r.get("pg_fsync") == "on" for r in res.kind("sweep")) else "") + ". A pass that outlives the "
+          "lease's term (three passes: 3 s here) stops at its next chunk and logs `lease lost`; the next pass takes "
+          "the lease again and goes on, so on PostgreSQL one sweep is several passes. The seeded keys were first seen "
+          "within one second: the first pass may find only some of them expired, and the next forgets the rest.", "",
+          "| store | phase | answered/s | p50 ms | p99 ms | p99.9 ms | max ms | longest gap ms | sweep s | keys "
+          "forgotten | passes |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (store, fsync, warmup), phases in runs.items():
+        for phase, label in (("baseline", "without"), ("sweep", "during")):
+            rows = phases.get(phase, [])
+            if not rows:
+                continue
+            md.append(f"| {sweep_name(store, fsync, warmup)} | {label} | {spread(r['rate'] for r in rows)} | "
+                      f"{spread((r['p50_ms'] for r in rows), '{:.2f}')} | "
+                      f"{spread((r['p99_ms'] for r in rows), '{:.2f}')} | "
+                      f"{spread((r['p999_ms'] for r in rows), '{:.2f}')} | "
+                      f"{spread((r['max_ms'] for r in rows), '{:.1f}')} | "
+                      f"{spread((r['max_gap_ms'] for r in rows), '{:.1f}')} | " + (
+                          f"{spread((r['sweep_ms'] / 1000 for r in rows), '{:.1f}')} | "
+                          f"{num(median(r['keys_forgotten'] for r in rows))} | "
+                          f"{spread(r['sweep_passes'] for r in rows)} |" if phase == "sweep" else "– | – | – |"))
+    return md + [""]
+
+
 def sustained_runs(res):
     """{(upstream, rtt): [sustained runs]}, in the order the upstreams are named, then by RTT."""
     runs = {}
@@ -409,6 +492,7 @@ def targets(res):
                        f"{'yes' if ms < 5000 else 'no'} |")
     out += wan_targets(res)
     out += lease_targets(res)
+    out += sweep_targets(res)
     # Large bodies in flight are measured for their own sake (BENCHMARKS "Large bodies in flight"), not against this.
     peaks = [r["peak_rss_mib"] for r in res.rows if "peak_rss_mib" in r and not r["kind"].startswith("large-bodies")]
     if peaks:
@@ -621,7 +705,7 @@ def report(res, plots_dir, plots_link):
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
     md += lease_prose(res)
-    md += [""] + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + tls_section(res) + barrier_section(res) + health_section(res) \
+    md += [""] + sweep_section(res) + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + tls_section(res) + barrier_section(res) + health_section(res) \
         + dead_letters_section(res)
     return "\n".join(md)
 

@@ -10,17 +10,19 @@
 # 0 / 20 / 80 / 200 ms to mcpd serve on SQLite and PostgreSQL, in batches, and to nginx, one request per entry), and
 # OTLP/gRPC Export calls beside OTLP/HTTP requests of the same message (h2load, both over HTTP/2), and the delivery
 # barrier (bench/barrier.py: last accept → 200 from /relay/sync at RTT 0 and 80 ms; accept with 0 and 1 000 waiters),
-# and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back), and
-# collector replicas taking turns (bench/lease.py: takeover of the store's lease after kill -9 and SIGTERM).
+# and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back),
+# collector replicas taking turns (bench/lease.py: takeover of the store's lease after kill -9 and SIGTERM), and the
+# collector's retention sweep (bench/sweep.py: ingest latency while 1 000 000 expired keys are forgotten, on SQLite
+# and PostgreSQL, beside the same load with nothing expiring).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
-#                      --only health | --only dead-letters | --only lease]
+# Usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc |
+#                      --only tls | --only barrier | --only health | --only dead-letters | --only lease | --only sweep]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only cost | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier | --only health
-#   | --only lease
+#   --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
+#   --only health | --only dead-letters | --only lease | --only sweep
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -36,13 +38,14 @@ case "${1:-}" in
   --quick) quick=1 ;;
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
           || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = collector ] \
-            || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || [ "${2:-}" = lease ] || {
-            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters|lease" >&2
+            || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || [ "${2:-}" = lease ] || [ "${2:-}" = sweep ] \
+            || {
+            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters|lease|sweep" >&2
             exit 2; }
           only=$2 ;;
   "") ;;
   *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
-       "--only health | --only dead-letters | --only lease]" >&2
+       "--only health | --only dead-letters | --only lease | --only sweep]" >&2
      exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
@@ -53,6 +56,7 @@ if ((quick)); then
   wan_rtts=0,80 wan_upstreams=serve wan_reps=1 wan_backlog=5000 wan_sustained=5 wan_sustained_rtts=80 wan_warm=3
   barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3" health_runs=1
   dead_entries=200 dead_runs=1
+  sweep_args="--stores sqlite --keys 20000 --runs 1 --warmup 3 --baseline-seconds 3"
   cost_args="--reps 1 --seconds 3 --warmup 5 --backlog 300000 --drain-seconds 3"
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
@@ -62,6 +66,7 @@ else
   wan_sustained_rtts=0,80
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
   dead_entries=1000 dead_runs=3 lease_runs=5
+  sweep_args="--stores sqlite,postgres --keys 1000000 --runs 3"
   cost_args="--reps 5 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
   report_dir=$root plots_dir=$root/bench/report
 fi
@@ -525,6 +530,20 @@ if want lease && ((!quick)); then
   say "lease: takeover after kill -9 and after SIGTERM of the holder, $lease_runs runs of each"
   python3 "$here/lease.py" --jar "$root/target/mcpd.jar" --pg "$MCPD_TEST_POSTGRES_URL" --runs "$lease_runs" \
     --out "$results" >&2
+fi
+
+# --- the collector's retention sweep under ingest: bench/sweep.py ------------------------------------------------------
+# 1 000 000 expired keys forgotten by the lease holder while 16 connections post at 1 000 requests/s, beside the same
+# load with nothing expiring; SQLite, and PostgreSQL (a throwaway cluster from .ci/postgres.sh) in a full run.
+if want sweep; then
+  if [[ $sweep_args == *postgres* ]] && [ -z "${pg_env:-}" ]; then
+    eval "$(bash "$root/.ci/postgres.sh")"
+    pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
+  fi
+  say "sweep: ingest while the retention sweep forgets expired keys ($sweep_args)"
+  # shellcheck disable=SC2086 # sweep_args is a list of options
+  MCPD_BENCH_DIR=$work python3 "$here/sweep.py" --jar "$root/target/mcpd.jar" $sweep_args \
+    --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
 fi
 
 # --- the report -------------------------------------------------------------------------------------------------
