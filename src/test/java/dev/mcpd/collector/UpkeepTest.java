@@ -63,6 +63,20 @@ class UpkeepTest {
     }
 
     @Test
+    void aSweepGoesOnPastOneChunk() throws Exception {
+        long old = System.currentTimeMillis() - Duration.ofHours(3).toMillis();
+        try (Connection connection = connect()) {
+            connection.setAutoCommit(false);
+            for (int i = 0; i < UpkeepPass.SQLITE_CHUNK * 5 / 2; i++) {
+                insertKey(connection, "upkeep-chunked-" + i, old);
+            }
+            connection.commit();
+        }
+        await("a sweep forgets every old key, chunk after chunk").atMost(Duration.ofSeconds(20)).until(() ->
+                count("SELECT count(*) FROM idempotency_keys WHERE idempotency_key LIKE 'upkeep-chunked-%'") == 0);
+    }
+
+    @Test
     void behindAnIngestKeyTheStatusPageAsksForIt(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
         try (RunningCollector keyed = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", "status-key"))) {
             assertEquals(401, CollectorHttp.get(keyed.uri("/collector/status")).statusCode());
