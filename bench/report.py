@@ -341,10 +341,10 @@ def sweep_section(res):
           "of its last (`--lease-pass-seconds 1`). \"Sweep at start\": `--dedup-window 1m`, the first pass finds "
           "every key expired as the collector starts, and both phases are measured from the first request, on a cold "
           "JVM. \"Longest gap\" is the longest time in which no request was answered (`bench/sweep.py`, run "
-          f"{first['date']}, `bench/run.sh --only sweep` measures this phase alone). PostgreSQL is the throwaway cluster "
-          "of `.ci/postgres.sh`, which runs with fsync and full_page_writes off" + (
-              "; for the \"fsync on\" rows both were turned on (`ALTER SYSTEM`, reloaded) before the runs"
-              if any(r.get("pg_fsync") == "on" for r in res.kind("sweep")) else "") + ". A pass that outlives the "
+          f"{first['date']}, `bench/run.sh --only sweep` measures this phase alone). PostgreSQL is a throwaway cluster "
+          "of `.ci/postgres.sh`: \"fsync on\" keeps PostgreSQL's defaults (fsync, full_page_writes, synchronous_commit "
+          "on), as `MCPD_PG_DURABLE=1` starts it (bench/run.sh sets it); \"fsync off\" has fsync and full_page_writes "
+          "off, as the tests run it. A pass that outlives the "
           "lease's term (three passes: 3 s here) stops at its next chunk and logs `lease lost`; the next pass takes "
           "the lease again and goes on, so on PostgreSQL one sweep is several passes. The seeded keys were first seen "
           "within one second: the first pass may find only some of them expired, and the next forgets the rest.", "",

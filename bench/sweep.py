@@ -27,8 +27,8 @@ second), latency p50 / p99 / p99.9 / max, and the longest interval in which no r
 how long ingest was blocked at a time). Each result is one JSON line appended to --out (kind "sweep").
 
 The PostgreSQL database given with --pg is emptied (its tables truncated) before every phase: use a throwaway one,
-e.g. `eval "$(bash .ci/postgres.sh)"` and --pg "$MCPD_TEST_POSTGRES_URL". Its fsync setting is recorded in the rows
-(pg_fsync): .ci/postgres.sh runs its clusters with fsync off.
+e.g. `eval "$(MCPD_PG_DURABLE=1 bash .ci/postgres.sh)"` and --pg "$MCPD_TEST_POSTGRES_URL". Its fsync setting is
+recorded in the rows (pg_fsync): .ci/postgres.sh keeps fsync on only with MCPD_PG_DURABLE=1 (bench/run.sh sets it).
 
     bench/sweep.py --jar target/mcpd.jar --stores sqlite,postgres --pg "$MCPD_TEST_POSTGRES_URL" --runs 3
 """
