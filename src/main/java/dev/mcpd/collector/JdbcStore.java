@@ -31,7 +31,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * loser records its copy as a duplicate. (Camel's idempotent consumer with a JDBC repository would record the key in
  * a statement of its own, outside the batch's transaction: a crash between the two would lose the batch or the key.)
  * Keys are forgotten after the dedup window, batches after the retention, by the lease holder
- * ({@link #forgetKeysSeenBefore}, {@link #deleteArchiveBefore}).
+ * ({@link #deleteChunk}).
  *
  * <p>The schema is created and migrated at start by the versioned scripts under {@code db/<dialect>/}
  * ({@code V1__….sql}, …), applied in order in one transaction and recorded in {@code schema_version}; on PostgreSQL
@@ -274,66 +274,54 @@ public final class JdbcStore implements AutoCloseable {
         return legacyKeys;
     }
 
-    /** What one sweep of a table did: how many rows it deleted, and whether it stopped because the lease was lost. */
-    public record Swept(long deleted, boolean leaseLost) {
-    }
+    /** What a sweep deletes: the rows of one table older than a cutoff. */
+    public enum Expiring {
+        /** Idempotency keys first seen before the cutoff: a copy arriving again is stored again. */
+        KEYS("DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
+                + " FROM idempotency_keys WHERE seen_at_ms < ? LIMIT ?)"),
+        /** Archived batches received before the cutoff. */
+        BATCHES("DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE received_at_ms < ? LIMIT ?)"),
+        /** The record of copies seen before the cutoff. */
+        COPIES("DELETE FROM duplicates WHERE id IN (SELECT id FROM duplicates WHERE seen_at_ms < ? LIMIT ?)");
 
-    /** Forgets the idempotency keys first seen before {@code cutoffMillis}: a copy arriving again is stored again. */
-    public Swept forgetKeysSeenBefore(long cutoffMillis, int chunk, LeaseFence fence) {
-        return sweep("DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender,"
-                + " idempotency_key FROM idempotency_keys WHERE seen_at_ms < ? LIMIT ?)", cutoffMillis, chunk, fence);
-    }
+        private final String delete;
 
-    /** Deletes the archived batches received before {@code cutoffMillis}, and the record of copies seen before it. */
-    public Swept deleteArchiveBefore(long cutoffMillis, int chunk, LeaseFence fence) {
-        Swept batches = sweep("DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE received_at_ms < ?"
-                + " LIMIT ?)", cutoffMillis, chunk, fence);
-        if (batches.leaseLost()) {
-            return batches;
+        Expiring(String delete) {
+            this.delete = delete;
         }
-        Swept copies = sweep("DELETE FROM duplicates WHERE id IN (SELECT id FROM duplicates WHERE seen_at_ms < ?"
-                + " LIMIT ?)", cutoffMillis, chunk, fence);
-        return new Swept(batches.deleted(), copies.leaseLost());
     }
 
     /**
-     * Deletes in chunks of at most {@code chunk} rows, each in its own short transaction that first asks the fence:
-     * ingest waits at most one chunk (on SQLite, writers queue fairly behind it), and a replica that lost the lease
-     * deletes nothing more.
+     * Deletes at most {@code chunk} rows of {@code what} older than {@code cutoffMillis}, in one short transaction
+     * that first asks the fence: ingest waits at most one chunk (on SQLite, writers queue fairly behind it), and a
+     * replica that lost the lease deletes nothing. Answers how many rows went, or -1 when the fence said no.
      */
-    private Swept sweep(String delete, long cutoffMillis, int chunk, LeaseFence fence) {
-        long deleted = 0;
-        while (true) {
-            int done;
-            boolean sqlite = location.dialect() == StoreLocation.Dialect.SQLITE;
-            if (sqlite) {
-                sqliteWriter.lock();
-            }
-            try (Connection connection = pool.getConnection()) {
-                connection.setAutoCommit(false);
-                try (PreparedStatement statement = connection.prepareStatement(delete)) {
-                    if (!fence.stillHeld(connection)) {
-                        connection.rollback();
-                        return new Swept(deleted, true);
-                    }
-                    statement.setLong(1, cutoffMillis);
-                    statement.setInt(2, chunk);
-                    done = statement.executeUpdate();
-                    connection.commit();
-                } catch (SQLException | RuntimeException e) {
+    public int deleteChunk(Expiring what, long cutoffMillis, int chunk, LeaseFence fence) {
+        boolean sqlite = location.dialect() == StoreLocation.Dialect.SQLITE;
+        if (sqlite) {
+            sqliteWriter.lock();
+        }
+        try (Connection connection = pool.getConnection()) {
+            connection.setAutoCommit(false);
+            try (PreparedStatement statement = connection.prepareStatement(what.delete)) {
+                if (!fence.stillHeld(connection)) {
                     connection.rollback();
-                    throw e;
+                    return -1;
                 }
-            } catch (SQLException e) {
-                throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
-            } finally {
-                if (sqlite) {
-                    sqliteWriter.unlock();
-                }
+                statement.setLong(1, cutoffMillis);
+                statement.setInt(2, chunk);
+                int done = statement.executeUpdate();
+                connection.commit();
+                return done;
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
             }
-            deleted += done;
-            if (done < chunk) {
-                return new Swept(deleted, false);
+        } catch (SQLException e) {
+            throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
+        } finally {
+            if (sqlite) {
+                sqliteWriter.unlock();
             }
         }
     }

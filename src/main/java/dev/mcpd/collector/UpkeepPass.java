@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.slf4j.Logger;
@@ -15,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One pass of the collector's upkeep: take or renew the lease, and on the holder forget the keys older than
- * {@code --dedup-window} and delete the batches older than {@code --retention}, in chunks each fenced by the lease.
+ * {@code --dedup-window} and delete the batches older than {@code --retention}, in paced chunks each fenced by the
+ * lease, renewing it as the sweep goes.
  * Each change of this replica's lease is one log line: {@code lease taken}, {@code lease released},
  * {@code lease lost: …}. Closing it (a clean stop) releases the lease.
  */
@@ -25,16 +27,28 @@ public final class UpkeepPass implements Processor, AutoCloseable {
     public record Sweep(Instant at, long keysForgotten, long batchesDeleted, long tookMillis) {
     }
 
-    /** Rows one chunk deletes on PostgreSQL, where deleting does not keep ingest from writing. */
-    static final int CHUNK = 1_000;
     /**
-     * Rows one chunk deletes on SQLite, where ingest waits for each chunk (one writer at a time). Keys are stored in
-     * key order, so nearly every key forgotten dirties a page of its own: a chunk of 1 000 held the writer 30 to
-     * 35 ms, and with chunks back to back every ingest request waited for one (bench/sweep.py: 16 connections got
-     * about half of their 1 000 requests/s answered). A chunk of 100 holds it about 1.5 ms, 15 ms when its commit
-     * checkpoints the WAL (about one in eight).
+     * How a sweep deletes on a store: {@code chunk} rows a transaction, then a pause {@code pausePerChunk} times as
+     * long as the chunk took, so deleting holds the store at most a {@code 1 / (1 + pausePerChunk)} share of the time
+     * however long the sweep runs, and a busy store (slower chunks) gets longer pauses.
      */
-    static final int SQLITE_CHUNK = 100;
+    record Pace(int chunk, int pausePerChunk) {
+
+        /**
+         * PostgreSQL: deleting does not keep ingest from writing, but shares its CPU and WAL; at a fifth of the time
+         * a million keys go in about 40 s. SQLite: ingest waits for each chunk (one writer at a time), and keys are
+         * stored in key order, so nearly every key forgotten dirties a page of its own: a chunk of 1 000 held the
+         * writer 30 to 35 ms, one of 100 about 1.5 ms (15 ms when its commit checkpoints the WAL, about one in
+         * eight); back to back, they doubled ingest's p99 (bench/sweep.py). A tenth of the time leaves it within
+         * half of that, and forgets about 2 000 keys a second.
+         */
+        static Pace on(StoreLocation.Dialect dialect) {
+            return dialect == StoreLocation.Dialect.SQLITE ? new Pace(100, 9) : new Pace(1_000, 4);
+        }
+    }
+
+    /** The longest pause between two chunks: a chunk slowed by a stalled store must not stall the sweep for long. */
+    private static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final Logger LOG = LoggerFactory.getLogger(UpkeepPass.class);
 
     private final StoreLease lease;
@@ -47,7 +61,8 @@ public final class UpkeepPass implements Processor, AutoCloseable {
     private volatile Sweep lastSweep;
     /** When the last renewal that found the lease held was sent (before the statement: never after the store's). */
     private volatile long renewedAtNanos;
-    private boolean closed;
+    /** Set by {@link #close()} before it waits for a pass in progress: a sweep stops at its next chunk. */
+    private volatile boolean closed;
 
     UpkeepPass(StoreLease lease, JdbcStore store, StoreUpkeep upkeep, CollectorMetrics metrics, InstantSource clock) {
         this.lease = lease;
@@ -75,7 +90,7 @@ public final class UpkeepPass implements Processor, AutoCloseable {
             }
         }
         if (state().held()) {
-            sweep();
+            sweep(() -> closed || exchange.getContext().isStopping());
         }
     }
 
@@ -112,16 +127,20 @@ public final class UpkeepPass implements Processor, AutoCloseable {
         metrics.leaseHeld(false);
     }
 
-    private void sweep() {
+    private void sweep(BooleanSupplier stopping) throws InterruptedException {
         long started = System.nanoTime();
-        JdbcStore.Swept keys;
-        JdbcStore.Swept batches = new JdbcStore.Swept(0, false);
-        int chunk = store.location().dialect() == StoreLocation.Dialect.SQLITE ? SQLITE_CHUNK : CHUNK;
+        long now = clock.millis();
+        Swept keys;
+        Swept batches = new Swept(0, false);
         try {
-            keys = store.forgetKeysSeenBefore(clock.millis() - upkeep.dedupWindow().toMillis(), chunk, lease.fence());
-            if (!keys.leaseLost() && upkeep.retention().isPresent()) {
-                batches = store.deleteArchiveBefore(clock.millis() - upkeep.retention().get().toMillis(), chunk,
-                        lease.fence());
+            keys = sweep(JdbcStore.Expiring.KEYS, now - upkeep.dedupWindow().toMillis(), stopping);
+            if (!keys.stopped() && upkeep.retention().isPresent()) {
+                long cutoff = now - upkeep.retention().get().toMillis();
+                batches = sweep(JdbcStore.Expiring.BATCHES, cutoff, stopping);
+                if (!batches.stopped()) {
+                    batches = new Swept(batches.deleted(),
+                            sweep(JdbcStore.Expiring.COPIES, cutoff, stopping).stopped());
+                }
             }
         } catch (StoreUnavailable e) {
             LOG.warn("upkeep sweep stopped: {}", e.getMessage());
@@ -129,13 +148,44 @@ public final class UpkeepPass implements Processor, AutoCloseable {
         }
         long took = Duration.ofNanos(System.nanoTime() - started).toMillis();
         lastSweep = new Sweep(clock.instant(), keys.deleted(), batches.deleted(), took);
-        if (keys.leaseLost() || batches.leaseLost()) {
-            lost("it expired or another replica took it during the sweep");
-        }
         if (keys.deleted() + batches.deleted() > 0) {
             LOG.info("upkeep sweep: {} idempotency keys older than {} forgotten, {} archived batches deleted, in {} ms",
                     keys.deleted(), dev.mcpd.config.DurationText.format(upkeep.dedupWindow()), batches.deleted(), took);
         }
+    }
+
+    /** How many rows a sweep of one table deleted, and whether it stopped before the last. */
+    private record Swept(long deleted, boolean stopped) {
+    }
+
+    /**
+     * Deletes chunk after chunk, paced ({@link Pace}), until none is left, the collector stops, or the lease is no
+     * longer this replica's. It renews the lease whenever a pass has gone by since the last renewal: a sweep longer
+     * than the lease's term keeps the lease rather than lose it to its own length.
+     */
+    private Swept sweep(JdbcStore.Expiring what, long cutoffMillis, BooleanSupplier stopping)
+            throws InterruptedException {
+        Pace pace = Pace.on(store.location().dialect());
+        long deleted = 0;
+        while (!stopping.getAsBoolean()) {
+            long chunkStarted = System.nanoTime();
+            int done = store.deleteChunk(what, cutoffMillis, pace.chunk(), lease.fence());
+            if (done < 0) {
+                lost("it expired or another replica took it during the sweep");
+                return new Swept(deleted, true);
+            }
+            deleted += done;
+            if (done < pace.chunk()) {
+                return new Swept(deleted, false);
+            }
+            long took = System.nanoTime() - chunkStarted;
+            TimeUnit.NANOSECONDS.sleep(Math.min(took * pace.pausePerChunk(), MAX_PAUSE_NANOS));
+            boolean renewalDue = System.nanoTime() - renewedAtNanos >= upkeep.leasePass().toNanos();
+            if (renewalDue && (!renew() || !state.held())) {
+                return new Swept(deleted, true);
+            }
+        }
+        return new Swept(deleted, true);
     }
 
     /**
@@ -165,8 +215,14 @@ public final class UpkeepPass implements Processor, AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
         closed = true;
+        synchronized (this) {
+            release();
+        }
+    }
+
+    private void release() {
         if (!state.held()) {
             return;
         }

@@ -67,7 +67,7 @@ class UpkeepTest {
         long old = System.currentTimeMillis() - Duration.ofHours(3).toMillis();
         try (Connection connection = connect()) {
             connection.setAutoCommit(false);
-            for (int i = 0; i < UpkeepPass.SQLITE_CHUNK * 5 / 2; i++) {
+            for (int i = 0; i < UpkeepPass.Pace.on(StoreLocation.Dialect.SQLITE).chunk() * 5 / 2; i++) {
                 insertKey(connection, "upkeep-chunked-" + i, old);
             }
             connection.commit();
