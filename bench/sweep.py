@@ -16,9 +16,9 @@ of the seeded file; PostgreSQL: the tables emptied and seeded again, VACUUM ANAL
             compiled the ingest path, as a sweep does on a running collector. --warmup 0 gives --dedup-window 1m
             instead: the first pass, as the collector starts, finds every key expired (a restart with a shorter
             window), and both phases are measured from the first request on a cold JVM.
-A sweep may take more than one pass (keys that expire while one runs are the next one's; a pass that outlives the
-lease's term stops, and the next goes on): the sweep window runs from the start of the first pass that forgot keys
-to the end of the last (/collector/status's `at` and `tookMillis`, and the log's lines).
+A sweep may take more than one pass (keys that expire while one runs are the next one's; a pass renews the lease
+as it goes, and logs `lease lost` if it loses it all the same): the sweep window runs from the start of the first pass
+that forgot keys to the end of the last (/collector/status's `at` and `tookMillis`, and the log's lines).
 The load: --connections keep-alive connections (default 16), each posting a 1 KiB native batch with its own random
 Idempotency-Key on a fixed schedule (together --rate requests/s: moderate, well under the store's saturating rate,
 so latency shows waiting on the store rather than queueing), each request timed from its send to its answer. A
