@@ -362,11 +362,33 @@ public record McpdConfig(
     }
 
     static URI checkUpstream(URI upstream) {
-        String scheme = upstream.getScheme() == null ? "" : upstream.getScheme().toLowerCase(Locale.ROOT);
-        if (!upstream.isAbsolute() || !(scheme.equals("http") || scheme.equals("https"))) {
+        if (KafkaAddress.isKafka(upstream)) {
+            KafkaAddress.parse(upstream); // its own one-line reasons
+            return upstream;
+        }
+        if (!isHttp(upstream)) {
             throw new IllegalArgumentException("\"" + redact(upstream.toString())
+                    + "\" is not an upstream URL: use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC");
+        }
+        return checkHttpUpstream(upstream);
+    }
+
+    /** An address to check an upstream at ({@code --upstream-probe}): HTTP only. */
+    static URI parseProbeAddress(String text) {
+        URI address = parseUri(text.strip(), "is not an upstream URL");
+        if (!isHttp(address)) {
+            throw new IllegalArgumentException("\"" + redact(address.toString())
                     + "\" is not an upstream URL: use http://HOST:PORT or https://HOST:PORT");
         }
+        return checkHttpUpstream(address);
+    }
+
+    private static boolean isHttp(URI upstream) {
+        String scheme = upstream.getScheme() == null ? "" : upstream.getScheme().toLowerCase(Locale.ROOT);
+        return upstream.isAbsolute() && (scheme.equals("http") || scheme.equals("https"));
+    }
+
+    private static URI checkHttpUpstream(URI upstream) {
         if (upstream.getHost() == null) {
             // java.net.URI finds no host in names with '_' (common for Compose services); nor would the HTTP client.
             throw new IllegalArgumentException("\"" + redact(upstream.toString())
@@ -612,7 +634,7 @@ public record McpdConfig(
                 }
                 return parsed;
             }
-            for (String text : variable(option).orElse("").split(",")) {
+            for (String text : option.splitList(variable(option).orElse(""))) {
                 // Blank entries (a trailing comma, "a,,b") are slips, not values.
                 if (!text.isBlank()) {
                     parsed.add(fromVariable(option, () -> option.parse(text)));

@@ -112,6 +112,32 @@ public final class Option<T> {
     }
 
     /**
+     * The values of a repeatable option's variable: split at commas, except those between the brokers of a Kafka
+     * address ({@code kafka://HOST:PORT,HOST:PORT/TOPIC}), which belong to it. Blank pieces are kept (the caller
+     * passes over them).
+     */
+    java.util.List<String> splitList(String text) {
+        java.util.List<String> values = new java.util.ArrayList<>();
+        for (String piece : text.split(",", -1)) {
+            int last = values.size() - 1;
+            if (last >= 0 && brokersContinue(values.get(last))) {
+                values.set(last, values.get(last) + "," + piece);
+            } else {
+                values.add(piece);
+            }
+        }
+        return values;
+    }
+
+    /** A Kafka address whose topic has not come yet: the next piece is one more of its brokers. */
+    private static boolean brokersContinue(String value) {
+        String lower = value.strip().toLowerCase(Locale.ROOT);
+        String rest = lower.startsWith("kafka://") ? lower.substring(8)
+                : lower.startsWith("kafkas://") ? lower.substring(9) : null;
+        return rest != null && rest.indexOf('/') < 0;
+    }
+
+    /**
      * Parses and checks a value; {@link IllegalArgumentException} says what is wrong with it. Public for the checks
      * that deployment files set values equal to the defaults (or differ on purpose).
      */

@@ -27,7 +27,8 @@ public final class Options {
             McpdConfig::parseDirectory, Role.RELAY);
     // The one exception to MCPD_<NAME>: the variable holds the whole list.
     public static final Option<URI> UPSTREAM = Option.repeatable("--upstream", "MCPD_UPSTREAMS", "URL",
-            "collector to deliver to; repeat it, primary first (any --upstream replaces MCPD_UPSTREAMS)",
+            "collector (http[s]://) or Kafka topic (kafka[s]://HOST:PORT[,HOST:PORT]/TOPIC) to deliver to; repeat it,"
+                    + " primary first (any --upstream replaces MCPD_UPSTREAMS)",
             McpdConfig::parseUpstream, Role.RELAY);
     public static final Option<Secret> INGEST_KEY = Option.withoutDefault("--ingest-key", "KEY",
             "key a sender must present", "none (open)", Secret::of, Role.RELAY, Role.SERVE);

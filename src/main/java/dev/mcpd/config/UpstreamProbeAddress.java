@@ -29,7 +29,7 @@ public record UpstreamProbeAddress(int order, Optional<URI> url) {
         if (where.equalsIgnoreCase("off")) {
             return new UpstreamProbeAddress(order, Optional.empty());
         }
-        URI url = McpdConfig.parseUpstream(where);
+        URI url = McpdConfig.parseProbeAddress(where);
         return new UpstreamProbeAddress(order, Optional.of(url));
     }
 

@@ -6,7 +6,7 @@ import java.time.Instant;
 
 /**
  * An entry that goes to dead/ rather than to another upstream: an upstream refused it for good (a 4xx other than
- * 408/429), or no request can be made of it at all (a stored target or method that cannot be sent anywhere). The
+ * 408/429, or a Kafka broker's refusal of the record), or no request can be made of it at all (a stored target or method that cannot be sent anywhere). The
  * latter is the entry's fault, not the upstream's: no upstream is made to wait for it.
  */
 public final class PermanentRefusal extends RuntimeException {
@@ -47,6 +47,12 @@ public final class PermanentRefusal extends RuntimeException {
     /** The upstream refused this one entry of a relay batch for good, with its own status and reason. */
     static PermanentRefusal refusedInBatch(Upstream upstream, int status, String reason) {
         return new PermanentRefusal(upstream.label(), status, "refused with " + status + " in a batch: " + reason,
+                reason.getBytes(StandardCharsets.UTF_8), TEXT);
+    }
+
+    /** A Kafka broker refused the entry's record for good, for {@code reason} (its own words). */
+    static PermanentRefusal refusedByBroker(String upstream, String reason) {
+        return new PermanentRefusal(upstream, 0, "refused by the broker: " + reason,
                 reason.getBytes(StandardCharsets.UTF_8), TEXT);
     }
 

@@ -136,9 +136,9 @@ final class SpoolConsumer extends DefaultConsumer {
      */
     private List<Shipment> shipmentsFrom(SpoolEntry first) throws InterruptedException, IOException {
         Optional<Upstream> ready = board.firstReady();
-        boolean batches = packer.batching() && ready.isPresent()
+        boolean batches = packer.batching() && ready.isPresent() && !ready.get().isKafka()
                 && board.offerOnceProbed(ready.get(), UpstreamProbe.FIRST_ANSWER_WAIT).batches();
-        boolean merges = ready.isPresent() && !batches && packer.mergeable(first);
+        boolean merges = ready.isPresent() && !batches && !ready.get().isKafka() && packer.mergeable(first);
         if (!batches && !merges || atMost.getOrDefault(first.seq(), Integer.MAX_VALUE) <= 1) {
             atMost.remove(first.seq());
             return List.of(Shipment.single(first));

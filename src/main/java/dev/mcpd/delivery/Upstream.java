@@ -1,18 +1,30 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.wire.RequestTarget.InvalidTarget;
 import dev.mcpd.wire.RequestTarget;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
- * One collector the relay delivers to.
+ * One upstream the relay delivers to: a collector over HTTP, or a Kafka topic.
  *
  * @param order its place in {@code --upstream} order, 1 for the primary
- * @param url   its base URL; a request's path and query go after its path
+ * @param url   its base URL, a request's path and query going after its path; or its Kafka address
  */
 public record Upstream(int order, URI url) {
+
+    /** Its topic and brokers, when it is a Kafka topic ({@code kafka://}, {@code kafkas://}) rather than HTTP. */
+    public Optional<KafkaAddress> kafka() {
+        return KafkaAddress.isKafka(url) ? Optional.of(KafkaAddress.parse(url)) : Optional.empty();
+    }
+
+    /** Whether it is a Kafka topic: each entry goes to it as one record, never in a batch or a merge. */
+    public boolean isKafka() {
+        return KafkaAddress.isKafka(url);
+    }
 
     /**
      * The URL a stored request goes to: this upstream's scheme, host and port, its path (without a trailing slash),
@@ -32,9 +44,9 @@ public record Upstream(int order, URI url) {
         return built.getRawQuery() == null ? built.getRawPath() : built.getRawPath() + "?" + built.getRawQuery();
     }
 
-    /** Whether requests to it go over TLS ({@code https://}). */
+    /** Whether requests to it go over TLS ({@code https://}, {@code kafkas://}). */
     public boolean tls() {
-        return "https".equalsIgnoreCase(url.getScheme());
+        return "https".equalsIgnoreCase(url.getScheme()) || "kafkas".equalsIgnoreCase(url.getScheme());
     }
 
     public String host() {

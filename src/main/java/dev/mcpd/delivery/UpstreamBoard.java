@@ -104,6 +104,12 @@ public final class UpstreamBoard {
             this.upstream = upstream;
             this.window = window;
             this.service = new ServiceState(thresholds);
+            if (upstream.isKafka()) {
+                // A topic takes one record per entry, over Kafka's own protocol: nothing to find out by probing.
+                this.protocol = "kafka";
+                this.offer = new UpstreamOffer(UpstreamOffer.Http2.NONE, false);
+                this.offerKnown = true;
+            }
         }
     }
 
@@ -363,11 +369,21 @@ public final class UpstreamBoard {
 
     /** As {@link #refusedPermanently(Upstream, int, Duration)}, for {@code entries} entries of one request. */
     public void refusedPermanently(Upstream upstream, int status, Duration latency, int entries) {
+        refusedPermanently(upstream, OptionalInt.of(status), latency, entries);
+    }
+
+    /** As {@link #refusedPermanently(Upstream, int, Duration, int)}; no status when a Kafka broker refused. */
+    public void refusedPermanently(Upstream upstream, OptionalInt status, Duration latency, int entries) {
         lock.lock();
         try {
             Status s = statusOf(upstream);
             s.failedAttempts += entries;
-            answered(s, status, latency);
+            if (status.isPresent()) {
+                answered(s, status.getAsInt(), latency);
+            } else {
+                s.lastLatency = latency;
+                s.lastAnswer = clock.instant();
+            }
         } finally {
             lock.unlock();
         }

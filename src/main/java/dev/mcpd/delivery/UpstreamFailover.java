@@ -80,6 +80,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             while (true) {
                 upstream = board.awaitReady(tried, () -> stopping(exchange) || expiry.anyExpired(shipment),
                         STOP_CHECK);
+                if (shipment.size() > 1 && upstream.isKafka()) {
+                    return finish(exchange, new SendAlone(upstream.label() + " takes one record per entry"), callback);
+                }
                 if (shipment.batch() && !board.offer(upstream).batches()) {
                     return finish(exchange, new SendAlone(upstream.label() + " takes no relay batches"), callback);
                 }
@@ -110,7 +113,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         }
         String at;
         try {
-            at = upstream.targetFor(target);
+            at = upstream.isKafka() ? target : upstream.targetFor(target); // a record's header says its target
         } catch (RequestTarget.InvalidTarget e) {
             // The entry's fault, not the upstream's: it goes to dead/, and no upstream waits for it.
             slot.unused();
@@ -153,6 +156,13 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         if (answer.failure() != null && stopping(exchange)) {
             slot.unused();
             throw new DeliveryStopped(); // a client closed under it says nothing about the entry
+        }
+        if (answer.failure() instanceof KafkaFailures.Refused refused) {
+            // The broker refused the record for good: it would refuse it again, from any relay.
+            slot.answered();
+            triedBySeq.remove(seq);
+            board.refusedPermanently(upstream, OptionalInt.empty(), latency, 1);
+            throw PermanentRefusal.refusedByBroker(upstream.label(), refused.getMessage());
         }
         Optional<String> unbuildable = requestNotBuilt(answer.failure());
         if (unbuildable.isPresent()) {

@@ -37,6 +37,9 @@ import org.apache.camel.Processor;
  * <p>The probe also finds out whether HTTP/2 can carry deliveries ({@link UpstreamOffer}): it asks for HTTP/2 — by
  * {@code Upgrade: h2c} on {@code http://}, a body-less GET being the request an upgrade is made for, and by ALPN on
  * {@code https://} — and reads the {@code Mcpd-Capabilities} header an mcpd collector answers with.
+ *
+ * <p>A Kafka upstream is checked by asking its brokers for its topic's metadata instead: it succeeds when they
+ * describe the topic within the timeout.
  */
 public final class UpstreamProbe implements Processor {
 
@@ -47,6 +50,7 @@ public final class UpstreamProbe implements Processor {
     static final Duration FIRST_ANSWER_WAIT = Duration.ofSeconds(2);
 
     private final UpstreamBoard board;
+    private final KafkaUpstreams kafka;
     private final String path;
     /** Upstreams checked elsewhere than at their own {@code --probe-path}, or not at all, by order. */
     private final Map<Integer, UpstreamProbeAddress> addresses = new HashMap<>();
@@ -59,8 +63,9 @@ public final class UpstreamProbe implements Processor {
     private volatile boolean firstRound = true;
 
     public UpstreamProbe(UpstreamBoard board, String path, List<UpstreamProbeAddress> addresses, Duration timeout,
-                         Duration interval, UpstreamTls tls) {
+                         Duration interval, UpstreamTls tls, KafkaUpstreams kafka) {
         this.board = board;
+        this.kafka = kafka;
         this.path = path;
         for (UpstreamProbeAddress address : addresses) {
             this.addresses.put(address.order(), address);
@@ -124,6 +129,11 @@ public final class UpstreamProbe implements Processor {
 
     private CompletableFuture<Void> probe(Upstream upstream) {
         long started = System.nanoTime();
+        if (upstream.isKafka() && !addresses.containsKey(upstream.order())) {
+            // A topic is in service while its metadata can be fetched from its brokers.
+            return kafka.topicCheck(upstream, timeout).thenAccept(failure -> board.probed(upstream,
+                    OptionalInt.empty(), Duration.ofNanos(System.nanoTime() - started), failure.orElse("")));
+        }
         UpstreamProbeAddress address = addresses.get(upstream.order());
         URI url = address == null ? probeUrl(upstream) : address.url().orElseThrow();
         HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout)

@@ -21,6 +21,8 @@ import dev.mcpd.delivery.StatusPolicy;
 import dev.mcpd.delivery.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttp;
+import dev.mcpd.delivery.KafkaUpstreams;
+import dev.mcpd.delivery.UpstreamKafka;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.delivery.UpstreamTls;
@@ -70,6 +72,7 @@ public final class RelayBeans implements AutoCloseable {
     private final UpstreamBoard board;
     private final DeliveryWorkers workers;
     private final UpstreamHttp upstreamHttp;
+    private final KafkaUpstreams kafkaUpstreams;
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final IngestTally ingestTally = new IngestTally();
     private final RelaySync relaySync;
@@ -92,6 +95,8 @@ public final class RelayBeans implements AutoCloseable {
         this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
                 config.maxInFlight(), deliveryTimeout, config.healthyThreshold(), config.unhealthyThreshold());
         this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, deliveryTimeout);
+        this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, dev.mcpd.config.InternalTuning.DEFAULT.connectTimeout(),
+                config.maxBodyBytes());
         this.workers = new DeliveryWorkers(config.workers());
         this.attempts = new EntryAttempts(InstantSource.system());
         // Receive times are the wall clock's (the ingest route's), so their age is too.
@@ -135,13 +140,14 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, attempts,
                 tuning.clock()));
         bind.accept("upstreamHttp", upstreamHttp);
+        bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.probeTimeout()));
         bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates, rejectedItems));
         bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);
         bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
         bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.upstreamProbes(),
-                config.probeTimeout(), probeInterval(), upstreamTls));
+                config.probeTimeout(), probeInterval(), upstreamTls, kafkaUpstreams));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
@@ -202,6 +208,7 @@ public final class RelayBeans implements AutoCloseable {
     @Override
     public void close() throws IOException {
         upstreamHttp.stop();
+        kafkaUpstreams.close();
         spool.close();
     }
 }

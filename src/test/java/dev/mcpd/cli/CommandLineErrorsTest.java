@@ -33,7 +33,7 @@ class CommandLineErrorsTest {
                 "mcpd: invalid value for --workers (environment variable MCPD_WORKERS): \"many\" is not a whole number");
         run(Map.of("MCPD_UPSTREAMS", "mcpd.eu.internal:4317"), "relay").assertUsageErrorLine(
                 "mcpd: invalid value for --upstream (environment variable MCPD_UPSTREAMS): \"mcpd.eu.internal:4317\""
-                        + " is not an upstream URL: use http://HOST:PORT or https://HOST:PORT");
+                        + " is not an upstream URL: use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC");
     }
 
     @Test
@@ -43,6 +43,20 @@ class CommandLineErrorsTest {
                 "mcpd: invalid value for --upstream: \"https://collector.example/?token=***\" carries a query or"
                         + " fragment: an upstream URL is scheme, host, port and path; give the relay's key with"
                         + " --upstream-key");
+    }
+
+    @Test
+    void aBadKafkaUpstreamIsOneLineSayingWhatIsWrong() {
+        run(Map.of(), "relay", "--upstream", "kafka://broker:9092").assertUsageErrorLine("mcpd: invalid value for"
+                + " --upstream: a Kafka address names its topic: kafka://HOST:PORT/TOPIC");
+        run(Map.of(), "relay", "--upstream", "kafka://broker/spans").assertUsageErrorLine("mcpd: invalid value for"
+                + " --upstream: 'broker' is not a broker's HOST:PORT");
+        run(Map.of(), "relay", "--upstream", "kafka://user:pw@broker:9092/spans").assertUsageErrorLine("mcpd:"
+                + " invalid value for --upstream: a Kafka address carries no credentials: give TLS client files"
+                + " instead");
+        run(Map.of("MCPD_UPSTREAMS", "kafka://b1:9092,b2:9092/spans,kafka://b3:9092/no such topic"), "relay")
+                .assertUsageErrorLine("mcpd: invalid value for --upstream (environment variable MCPD_UPSTREAMS):"
+                        + " \"kafka://b3:9092/no such topic\" is not an upstream URL");
     }
 
     @TestFactory

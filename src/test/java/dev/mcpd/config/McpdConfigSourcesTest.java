@@ -119,7 +119,7 @@ class McpdConfigSourcesTest {
                         + " not a byte size: use a whole number of bytes, KiB, MiB or GiB (e.g. 16MiB)",
                 fails(Map.of(), Map.of("MCPD_SPOOL_MAX_BYTES", "-5")));
         assertEquals("invalid value for --upstream (environment variable MCPD_UPSTREAMS): \"ftp://x\" is not an"
-                        + " upstream URL: use http://HOST:PORT or https://HOST:PORT",
+                        + " upstream URL: use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC",
                 fails(Map.of(), Map.of("MCPD_UPSTREAMS", "http://ok:1,ftp://x")));
     }
 
@@ -129,11 +129,18 @@ class McpdConfigSourcesTest {
     }
 
     @Test
+    void theCommasBetweenAKafkaAddresssBrokersDoNotSplitTheUpstreamsVariable() {
+        assertEquals(List.of(URI.create("kafka://b1:9092,b2:9092/spans"), URI.create("http://collector:8080"),
+                URI.create("kafkas://b3:9093/logs")), McpdConfig.from(Map.of(), Map.of("MCPD_UPSTREAMS",
+                "kafka://b1:9092,b2:9092/spans,http://collector:8080,kafkas://b3:9093/logs")).upstreams());
+    }
+
+    @Test
     void upstreamMustBeAnAbsoluteHttpUrlWithAHost() {
         assertEquals("invalid value for --upstream: \"mcpd.eu.internal:4317\" is not an upstream URL:"
-                + " use http://HOST:PORT or https://HOST:PORT", failsUpstream("mcpd.eu.internal:4317"));
+                + " use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC", failsUpstream("mcpd.eu.internal:4317"));
         assertEquals("invalid value for --upstream: \"/v1/ingest\" is not an upstream URL:"
-                + " use http://HOST:PORT or https://HOST:PORT", failsUpstream("/v1/ingest"));
+                + " use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC", failsUpstream("/v1/ingest"));
         assertEquals("invalid value for --upstream: \"http:///x\" is not an upstream URL: it names no host"
                 + " (host names may use letters, digits, '-' and '.')", failsUpstream("http:///x"));
         assertEquals("invalid value for --upstream: \"http://a b\" is not an upstream URL", failsUpstream("http://a b"));
@@ -219,7 +226,7 @@ class McpdConfigSourcesTest {
                 Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz", List.of(),
                 Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
-                + " use http://HOST:PORT or https://HOST:PORT", url.getMessage());
+                + " use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC", url.getMessage());
     }
 
     @Test
