@@ -59,6 +59,7 @@ public final class CollectorApplication implements AutoCloseable {
         server.tlsReload().bindTo(beans.registry());
         beans.bindTo(server::bind);
         Main main = server.start();
+        beans.startSource();
         LOG.info("collector listening on {}, archiving in {}", config.listen(), beans.store().location().describe());
         return new CollectorApplication(main, beans.store());
     }

@@ -12,6 +12,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 
@@ -35,6 +36,9 @@ public final class CollectorBeans implements AutoCloseable {
     private final CollectorMetrics metrics = new CollectorMetrics(registry);
     private final IngestTally ingestTally = new IngestTally();
     private final UpkeepPass upkeep;
+    private final BatchReader batchReader;
+    private final RelayBatchReader relayBatchReader;
+    private final Optional<KafkaSource> source;
 
     private CollectorBeans(McpdConfig config, JdbcStore store) {
         this.config = config;
@@ -42,6 +46,15 @@ public final class CollectorBeans implements AutoCloseable {
         ingestTally.bindTo(registry);
         StoreLease lease = new StoreLease(store, "upkeep", replicaId(), config.upkeep().leaseTerm());
         this.upkeep = new UpkeepPass(lease, store, config.upkeep(), metrics, CLOCK);
+        this.batchReader = new BatchReader(config.maxBodyBytes());
+        this.relayBatchReader = new RelayBatchReader(batchReader, config.maxBodyBytes());
+        this.source = config.source().address().map(address -> new KafkaSource(address, config.source().group(),
+                store, relayBatchReader, metrics, CLOCK));
+    }
+
+    /** Starts consuming the Kafka source, if there is one: once the routes serve. */
+    public void startSource() {
+        source.ifPresent(KafkaSource::start);
     }
 
     /** {@code HOST-PID}: the pod's name under Kubernetes, told apart from another process on the same machine. */
@@ -75,18 +88,18 @@ public final class CollectorBeans implements AutoCloseable {
     public void bindTo(BiConsumer<String, Object> bind) {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
         bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), CLOCK));
-        BatchReader batchReader = new BatchReader(config.maxBodyBytes());
         bind.accept("batchReader", OnWorker.of(batchReader));
         bind.accept("archiveStep", OnWorker.of(new ArchiveStep(store, metrics)));
         bind.accept("collectorAnswer", new CollectorAnswer());
-        bind.accept("relayBatchReader", OnWorker.of(new RelayBatchReader(batchReader, config.maxBodyBytes())));
+        bind.accept("relayBatchReader", OnWorker.of(relayBatchReader));
         bind.accept("relayBatchArchive", OnWorker.of(new RelayBatchArchive(store, metrics)));
         bind.accept("relayBatchAnswer", new RelayBatchAnswer());
         bind.accept("statsAnswer", OnWorker.of(new StatsAnswer(store)));
         bind.accept("upkeepPass", upkeep);
         bind.accept("collectorStatusAnswer", new CollectorStatusAnswer(upkeep));
         // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
-        bind.accept("readiness", OnWorker.of(new ProbeAnswer(new CollectorReadiness(store),
+        bind.accept("readiness", OnWorker.of(new ProbeAnswer(new CollectorReadiness(store,
+                () -> source.flatMap(KafkaSource::unreachable)),
                 "h2c " + RelayBatch.CAPABILITY).detailOnlyFor(new SenderKeyCheck(config.ingestKey()))));
         bind.accept("metricsScrape", new MetricsScrape(registry));
         bind.accept("ingestTally", ingestTally);
@@ -98,6 +111,7 @@ public final class CollectorBeans implements AutoCloseable {
 
     @Override
     public void close() {
+        source.ifPresent(KafkaSource::close); // the batch in hand archived and committed while the store is open
         upkeep.close(); // releases the lease while the store is still open
         store.close();
     }

@@ -55,7 +55,7 @@ public final class RelayBatchReader implements Processor {
         exchange.setProperty(ENTRIES, judged);
     }
 
-    private RelayBatchEntry judge(RelayBatch.Entry entry, long received) {
+    RelayBatchEntry judge(RelayBatch.Entry entry, long received) {
         try {
             if (!entry.method().equals("POST")) {
                 throw IngestRefusal.notAllowed("ingest takes POST");

@@ -56,6 +56,7 @@ import java.util.stream.Collectors;
  * @param quotaPerMinute the collector's per-replica cap on ingest requests per minute; 0 for none
  *                       ({@code --quota-per-minute})
  * @param upkeep         the collector's lease and what runs under it: key and archive retention
+ * @param source         the Kafka topic the collector consumes too, if any
  * @param routes         a directory whose {@code *.camel.yaml} routes are loaded beside the built-in ones
  *                       ({@code --routes})
  */
@@ -84,6 +85,7 @@ public record McpdConfig(
         TlsFiles tls,
         long quotaPerMinute,
         StoreUpkeep upkeep,
+        SourceTopic source,
         Optional<Path> routes) {
 
     /** Checks further apart than an hour would leave a dead upstream in service for hours. */
@@ -116,6 +118,7 @@ public record McpdConfig(
         Objects.requireNonNull(requestTimeout, "requestTimeout");
         Objects.requireNonNull(routes, "routes");
         Objects.requireNonNull(upkeep, "upkeep");
+        Objects.requireNonNull(source, "source");
         check(Options.DATA, () -> checkData(data));
         for (URI upstream : upstreams) {
             check(Options.UPSTREAM, () -> checkUpstream(upstream));
@@ -198,6 +201,7 @@ public record McpdConfig(
                 given.value(Options.QUOTA_PER_MINUTE),
                 new StoreUpkeep(given.value(Options.LEASE_PASS_SECONDS), given.value(Options.DEDUP_WINDOW),
                         given.single(Options.RETENTION)),
+                new SourceTopic(given.single(Options.SOURCE), given.value(Options.SOURCE_GROUP)),
                 given.single(Options.ROUTES));
     }
 
@@ -250,6 +254,7 @@ public record McpdConfig(
                         ? redact(data) + " (PostgreSQL)"
                         : data + " (embedded SQLite)"),
                 section("upkeep", upkeep.describe()),
+                section("source", source.describe()),
                 section("relay", describeUpstreams() + "; "
                         + (upstreamKey.isPresent()
                                 ? "upstream key presented to every upstream"

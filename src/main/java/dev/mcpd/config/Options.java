@@ -117,6 +117,12 @@ public final class Options {
     public static final Option<Duration> RETENTION = Option.withoutDefault("--retention", "DURATION",
             "collector: archived batches older than this (e.g. 90d) are deleted", "none: kept for ever",
             text -> StoreUpkeep.checkWindow(DurationText.parse(text)), Role.SERVE);
+    public static final Option<URI> SOURCE = Option.withoutDefault("--source", "URL",
+            "collector: a Kafka topic (kafka://HOST:PORT[,HOST:PORT]/TOPIC) to consume and archive too, as a member of"
+                    + " --source-group", "none", SourceTopic::parseSource, Role.SERVE);
+    public static final Option<String> SOURCE_GROUP = Option.of("--source-group", "NAME",
+            "collector: the Kafka consumer group --source is read as; the collectors of one store share it",
+            "mcpd-serve", SourceTopic::checkGroup, Role.SERVE);
     public static final Option<Path> ROUTES = Option.withoutDefault("--routes", "DIR",
             "a directory of *.camel.yaml routes loaded beside the built-in ones (extension points:"
                     + " direct:mcpd-before-spool, direct:mcpd-after-delivery)", "none",
@@ -127,7 +133,8 @@ public final class Options {
             SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
             BATCH_MAX_BYTES, PROBE_PATH, UPSTREAM_PROBE, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
             UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, TLS_CERT, TLS_KEY, TLS_CLIENT_CA, UPSTREAM_CA,
-            UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, LEASE_PASS_SECONDS, DEDUP_WINDOW, RETENTION, ROUTES);
+            UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, LEASE_PASS_SECONDS, DEDUP_WINDOW, RETENTION, SOURCE, SOURCE_GROUP,
+            ROUTES);
 
     private Options() {
     }

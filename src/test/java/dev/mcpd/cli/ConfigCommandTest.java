@@ -70,6 +70,7 @@ class ConfigCommandTest {
                 "ingest          sender key required (--ingest-key)",
                 "store           /x/store.db (embedded SQLite)",
                 "upkeep          lease renewed every 10 s (free 30 s after the holder's last pass); keys kept 7d; batches kept for ever",
+                "source          HTTP only (consume a Kafka topic too with --source)",
                 "relay           2 upstream(s) in order, http://a:1, http://b:1; upstream key presented to every"
                         + " upstream; spool at /s/relay, 2 MiB",
                 "delivery        3 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",

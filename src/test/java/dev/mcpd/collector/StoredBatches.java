@@ -32,6 +32,22 @@ public final class StoredBatches {
         return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
     }
 
+    /** How many stored batches each idempotency key has (a key stored twice would show 2). */
+    public static java.util.Map<String, Integer> countsByKey(Path dataFile) {
+        java.util.Map<String, Integer> counts = new java.util.HashMap<>();
+        try (Connection connection = DriverManager.getConnection("jdbc:sqlite:" + dataFile.toAbsolutePath());
+             PreparedStatement select = connection.prepareStatement("SELECT idempotency_key, count(*) FROM batches"
+                     + " GROUP BY idempotency_key");
+             ResultSet rs = select.executeQuery()) {
+            while (rs.next()) {
+                counts.put(rs.getString(1), rs.getInt(2));
+            }
+            return counts;
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot read " + dataFile, e);
+        }
+    }
+
     private static List<Row> query(Path dataFile, String where, String value) {
         try (Connection connection = DriverManager.getConnection("jdbc:sqlite:" + dataFile.toAbsolutePath());
              PreparedStatement select = connection.prepareStatement("SELECT idempotency_key, target, content_type,"

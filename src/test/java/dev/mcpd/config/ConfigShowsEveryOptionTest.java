@@ -20,7 +20,8 @@ class ConfigShowsEveryOptionTest {
             Options.TLS_CLIENT_CA, List.of(Options.TLS_CERT, Options.TLS_KEY),
             Options.UPSTREAM_CLIENT_CERT, List.of(Options.UPSTREAM_CLIENT_KEY),
             Options.UPSTREAM_CLIENT_KEY, List.of(Options.UPSTREAM_CLIENT_CERT),
-            Options.UPSTREAM_PROBE, List.of(Options.UPSTREAM));
+            Options.UPSTREAM_PROBE, List.of(Options.UPSTREAM),
+            Options.SOURCE_GROUP, List.of(Options.SOURCE));
 
     /** A file the TLS options can name (what it holds is read when the listener starts, not by mcpd config). */
     private String pem(String name) {
@@ -65,6 +66,8 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.LEASE_PASS_SECONDS, "5"),
                 Map.entry(Options.DEDUP_WINDOW, "30d"),
                 Map.entry(Options.RETENTION, "90d"),
+                Map.entry(Options.SOURCE, "kafka://broker:9092/telemetry"),
+                Map.entry(Options.SOURCE_GROUP, "archivers"),
                 Map.entry(Options.ROUTES, routes.toString()));
         List<String> defaults = McpdConfig.from(Map.of(), Map.of()).describe();
         for (Option<?> option : Options.ALL) {

@@ -218,13 +218,13 @@ class McpdConfigSourcesTest {
         ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
                 Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, "/readyz", List.of(), Duration.ofSeconds(5),
-                Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), Optional.empty()));
+                Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), SourceTopic.none(), Optional.empty()));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
         ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
                 Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
                 Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz", List.of(),
-                Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), Optional.empty()));
+                Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), SourceTopic.none(), Optional.empty()));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC", url.getMessage());
     }

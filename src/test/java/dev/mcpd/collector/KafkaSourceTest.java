@@ -1,0 +1,182 @@
+package dev.mcpd.collector;
+
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.TestKafka;
+import dev.mcpd.wire.KafkaRecordHeaders;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A collector that consumes a Kafka topic ({@code --source}) archives each record as the request its headers describe,
+ * once per idempotency key, commits offsets after its store did, skips (and counts, and names) records that describe
+ * no request, and says {@code degraded} while its brokers cannot be reached.
+ */
+@ExtendWith(TestKafka.Shared.class)
+class KafkaSourceTest {
+
+    /** A native batch of no events: the smallest request the collector archives. */
+    private static final byte[] EMPTY = "{\"events\":[]}".getBytes(StandardCharsets.UTF_8);
+
+    @TempDir
+    Path dir;
+
+    private static String topic(TestKafka kafka, int partitions) {
+        String topic = "source-" + UUID.randomUUID();
+        kafka.createTopic(topic, partitions, Map.of());
+        return topic;
+    }
+
+    private RunningCollector collector(TestKafka kafka, String topic, String group) {
+        return RunningCollector.start(dir, Map.of("MCPD_SOURCE", "kafka://" + kafka.bootstrap() + "/" + topic,
+                "MCPD_SOURCE_GROUP", group));
+    }
+
+    /** A record as the relay writes it. */
+    static ProducerRecord<String, byte[]> record(String topic, String target, String contentType, String encoding,
+                                                 String key, long receivedAt, byte[] body) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, body);
+        KafkaRecordHeaders.of("POST", target, contentType, encoding, key, receivedAt)
+                .forEach((name, value) -> record.headers().add(name, value.getBytes(StandardCharsets.UTF_8)));
+        return record;
+    }
+
+    static void send(TestKafka kafka, List<ProducerRecord<String, byte[]>> records) throws Exception {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap(), ProducerConfig.ACKS_CONFIG, "all"),
+                new StringSerializer(), new ByteArraySerializer())) {
+            for (ProducerRecord<String, byte[]> record : records) {
+                producer.send(record).get();
+            }
+        }
+    }
+
+    private static String metrics(RunningCollector collector) {
+        return CollectorHttp.get(collector.uri("/metrics")).body();
+    }
+
+    @Test
+    void eachRecordIsArchivedAsTheRequestItsHeadersDescribeOncePerKey(TestKafka kafka) throws Exception {
+        String topic = topic(kafka, 2);
+        byte[] events = "{\"events\":[{\"a\":1},{\"b\":2}]}".getBytes(StandardCharsets.UTF_8);
+        byte[] otlp = {0x0a, 0x02, 0x01, 0x02, (byte) 0xff};
+        long receivedAt = System.currentTimeMillis() - 60_000;
+        send(kafka, List.of(
+                record(topic, "/v1/ingest", "application/json", "", "native-1", receivedAt, events),
+                record(topic, "/v1/traces?tenant=a", "application/x-protobuf", "", "otlp-1", receivedAt, otlp),
+                record(topic, "/v1/ingest", "application/json", "", "native-1", receivedAt, events)));
+        try (RunningCollector collector = collector(kafka, topic, "group-" + UUID.randomUUID())) {
+            await().atMost(PATIENCE).until(() -> metrics(collector).contains(
+                    "mcpd_collector_source_records_total{outcome=\"duplicate\"} 1.0"));
+            StoredBatches.Row nativeRow = StoredBatches.withKey(collector.dataFile(), "native-1").orElseThrow();
+            assertArrayEquals(events, nativeRow.body());
+            assertEquals(2, nativeRow.events());
+            assertEquals("application/json", nativeRow.contentType());
+            assertEquals(receivedAt, nativeRow.receivedAtMillis(), "the relay's receive time is kept");
+            StoredBatches.Row otlpRow = StoredBatches.withKey(collector.dataFile(), "otlp-1").orElseThrow();
+            assertArrayEquals(otlp, otlpRow.body());
+            assertEquals("/v1/traces?tenant=a", otlpRow.target());
+            assertEquals(Map.of("native-1", 1, "otlp-1", 1), StoredBatches.countsByKey(collector.dataFile()));
+            String scrape = metrics(collector);
+            assertTrue(scrape.contains("mcpd_collector_source_records_total{outcome=\"archived\"} 2.0"), scrape);
+            assertTrue(scrape.contains("mcpd_ingest_accepted_total{path=\"/v1/ingest\"} 2.0"), scrape);
+            assertEquals(200, CollectorHttp.get(collector.uri("/readyz")).statusCode());
+            assertEquals("ok", CollectorHttp.get(collector.uri("/readyz")).body().strip());
+        }
+    }
+
+    @Test
+    void offsetsAreCommittedOnlyForWhatTheStoreKeptAndARestartGoesOnFromThem(TestKafka kafka) throws Exception {
+        String topic = topic(kafka, 1);
+        String group = "group-" + UUID.randomUUID();
+        send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "first", 1, EMPTY)));
+        try (RunningCollector collector = collector(kafka, topic, group)) {
+            await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 1);
+            assertTrue(StoredBatches.withKey(collector.dataFile(), "first").isPresent());
+        }
+        send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "second", 1, EMPTY)));
+        try (RunningCollector collector = collector(kafka, topic, group)) {
+            await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 2);
+            assertEquals(Map.of("first", 1, "second", 1), StoredBatches.countsByKey(collector.dataFile()));
+            assertTrue(metrics(collector).contains("mcpd_collector_source_records_total{outcome=\"archived\"} 1.0"),
+                    "the restarted collector read only the record after the committed offset");
+        }
+    }
+
+    @Test
+    void aRecordThatDescribesNoRequestIsCountedSkippedAndNamedNeverRetried(TestKafka kafka) throws Exception {
+        String topic = topic(kafka, 1);
+        ProducerRecord<String, byte[]> bare = new ProducerRecord<>(topic, "bare", EMPTY);
+        ProducerRecord<String, byte[]> elsewhere = record(topic, "/admin", "application/json", "", "elsewhere", 1,
+                EMPTY);
+        ProducerRecord<String, byte[]> broken = record(topic, "/v1/ingest", "application/json", "", "broken", 1,
+                "{\"events\":".getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, byte[]> good = record(topic, "/v1/ingest", "application/json", "", "good", 1,
+                EMPTY);
+        send(kafka, List.of(bare, elsewhere, broken, good));
+        String group = "group-" + UUID.randomUUID();
+        try (CapturedLog log = new CapturedLog();
+             RunningCollector collector = collector(kafka, topic, group)) {
+            await().atMost(PATIENCE).until(() -> metrics(collector).contains(
+                    "mcpd_collector_source_records_total{outcome=\"refused\"} 3.0"));
+            await().atMost(PATIENCE).until(() -> StoredBatches.withKey(collector.dataFile(), "good").isPresent());
+            assertEquals(Map.of("good", 1), StoredBatches.countsByKey(collector.dataFile()));
+            List<String> lines = log.events("dev.mcpd.collector.KafkaSource", Level.WARN).stream()
+                    .map(e -> e.getFormattedMessage()).toList();
+            assertTrue(lines.stream().anyMatch(l -> l.contains("partition=0 offset=0 skipped, kept in the topic: ")),
+                    lines.toString());
+            await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 4);
+        }
+    }
+
+    @Test
+    void whileItsBrokersCannotBeReachedTheCollectorSaysDegraded(@TempDir Path brokerDir) throws Exception {
+        try (TestKafka kafka = TestKafka.start(brokerDir)) {
+            String topic = topic(kafka, 1);
+            try (RunningCollector collector = collector(kafka, topic, "group-" + UUID.randomUUID())) {
+                await().atMost(PATIENCE).until(() -> CollectorHttp.get(collector.uri("/readyz")).body().strip()
+                        .equals("ok"));
+                kafka.stop();
+                await().atMost(PATIENCE).until(() -> CollectorHttp.get(collector.uri("/readyz")).body()
+                        .startsWith("degraded: the Kafka source is unreachable: "));
+                assertEquals(200, CollectorHttp.get(collector.uri("/readyz")).statusCode(), "HTTP ingest still works");
+                kafka.restart();
+                await().atMost(PATIENCE).until(() -> CollectorHttp.get(collector.uri("/readyz")).body().strip()
+                        .equals("ok"));
+                send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "after", 1,
+                        EMPTY)));
+                await().atMost(PATIENCE).until(() -> StoredBatches.withKey(collector.dataFile(), "after")
+                        .isPresent());
+            }
+        }
+    }
+
+    /** The group's committed offset of the topic's partition 0 (-1 when none). */
+    static long committed(TestKafka kafka, String group, String topic) throws Exception {
+        try (var admin = kafka.admin()) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get();
+            OffsetAndMetadata offset = offsets.get(new TopicPartition(topic, 0));
+            return offset == null ? -1 : offset.offset();
+        }
+    }
+}
