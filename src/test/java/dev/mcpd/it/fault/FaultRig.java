@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.it.PackagedJar;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.testing.ReliabilityReport;
+import dev.mcpd.collector.TestPostgres;
+import dev.mcpd.testing.TestKafka;
 import dev.mcpd.testing.TestTuning;
 import java.io.IOException;
 import java.net.URI;
@@ -66,6 +68,8 @@ final class FaultRig implements AutoCloseable {
         private int requests = REQUESTS;
         private Duration pace;
         private int padBytes;
+        private TestKafka kafka;
+        private String topic;
 
         private Builder(String id, String title, Path dir) {
             this.id = id;
@@ -122,6 +126,19 @@ final class FaultRig implements AutoCloseable {
         /** Request {@code seq} is sent no earlier than {@code seq × pace} after the load starts. */
         Builder paced(Duration every) {
             pace = every;
+            return this;
+        }
+
+        /**
+         * Kafka between the relay and the collectors: the relay delivers to {@code topic} on {@code kafka}, and
+         * {@code collectors} collectors consume it as one group ({@code --source}), sharing one archive (PostgreSQL;
+         * SQLite when there is one collector).
+         */
+        Builder throughKafka(TestKafka kafka, String topic, int collectors) throws SQLException {
+            this.kafka = kafka;
+            this.topic = topic;
+            this.collectors = collectors;
+            this.archive = collectors == 1 ? Archive.sqlite(dir, 1) : Archive.postgres(TestPostgres.require());
             return this;
         }
 
@@ -183,6 +200,11 @@ final class FaultRig implements AutoCloseable {
             }
         }
         relayArgs.addAll(scenario.relayOptions);
+        if (scenario.kafka != null) {
+            relayArgs.addAll(List.of("--upstream", kafkaAddress()));
+            startRelay();
+            return;
+        }
         String primary = upstream(collectorPorts[0]);
         if (scenario.front != null) {
             front = keep(scenario.front.start(URI.create(primary)));
@@ -202,9 +224,18 @@ final class FaultRig implements AutoCloseable {
         Path home = dir.resolve("collector-" + (index + 1));
         createDirectories(home);
         int port = collectorPorts[index];
-        collectors[index] = keep(PackagedJar.start(home, port, Map.of(), "serve", "--listen", "127.0.0.1:" + port,
-                "--data", archive.data(index)));
+        List<String> args = new ArrayList<>(List.of("serve", "--listen", "127.0.0.1:" + port, "--data",
+                archive.data(index)));
+        if (scenario.kafka != null) {
+            args.addAll(List.of("--source", kafkaAddress(), "--source-group", run));
+        }
+        collectors[index] = keep(PackagedJar.start(home, port, Map.of(), args.toArray(String[]::new)));
         return collectors[index];
+    }
+
+    /** {@code kafka://…/TOPIC} of a scenario {@link Builder#throughKafka through Kafka}. */
+    String kafkaAddress() {
+        return "kafka://" + scenario.kafka.bootstrap() + "/" + scenario.topic;
     }
 
     PackagedJar collector(int index) {
@@ -341,6 +372,13 @@ final class FaultRig implements AutoCloseable {
         await("the relay's spool is empty").atMost(SETTLE).pollInterval(Duration.ofMillis(200))
                 .ignoreExceptions()
                 .until(() -> (status[0] = Readings.relayStatus(relay)).path("spool").path("entries").asLong(-1) == 0);
+        if (scenario.kafka != null) {
+            // The topic stands between: a partition of a collector that died waits for the group to notice.
+            int acked = senders.acknowledged().size();
+            await("the collectors archived what the relay acknowledged").atMost(SETTLE)
+                    .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+                    .until(() -> archivedEvents(collectors)[0] >= acked);
+        }
         long[] last = {-1};
         await("the archive stops growing").atMost(SETTLE).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
                 .until(() -> {
