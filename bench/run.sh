@@ -13,16 +13,18 @@
 # and the health checks (bench/health.py: time to take a dead upstream out of service and to bring it back),
 # collector replicas taking turns (bench/lease.py: takeover of the store's lease after kill -9 and SIGTERM), and the
 # collector's retention sweep (bench/sweep.py: ingest latency while 1 000 000 expired keys are forgotten, on SQLite
-# and PostgreSQL, beside the same load with nothing expiring).
+# and PostgreSQL, beside the same load with nothing expiring), and Kafka between relays and collectors (bench/kafka.py:
+# relay → topic beside relay → mcpd serve, the archive rate of one and two collectors, a broker restart).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
 # Usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc |
-#                      --only tls | --only barrier | --only health | --only dead-letters | --only lease | --only sweep]
+#                      --only tls | --only barrier | --only health | --only dead-letters | --only lease | --only sweep |
+#                      --only kafka]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
 #   --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
-#   --only health | --only dead-letters | --only lease | --only sweep
+#   --only health | --only dead-letters | --only lease | --only sweep | --only kafka
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
@@ -39,13 +41,13 @@ case "${1:-}" in
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
           || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = collector ] \
             || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || [ "${2:-}" = lease ] || [ "${2:-}" = sweep ] \
-            || {
-            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters|lease|sweep" >&2
+            || [ "${2:-}" = kafka ] || {
+            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters|lease|sweep|kafka" >&2
             exit 2; }
           only=$2 ;;
   "") ;;
   *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
-       "--only health | --only dead-letters | --only lease | --only sweep]" >&2
+       "--only health | --only dead-letters | --only lease | --only sweep | --only kafka]" >&2
      exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; } # want PHASE: whether this run measures it
@@ -57,6 +59,7 @@ if ((quick)); then
   barrier_args="--samples 10 --warmup 3 --runs 1 --seconds 3 --warmup-seconds 3" health_runs=1
   dead_entries=200 dead_runs=1
   sweep_args="--stores sqlite --keys 20000 --runs 1 --warmup 3 --baseline-seconds 3"
+  kafka_args="--runs 1 --seconds 3 --down 3"
   cost_args="--reps 1 --seconds 3 --warmup 5 --backlog 300000 --drain-seconds 3"
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
@@ -67,6 +70,7 @@ else
   barrier_args="--samples 100 --warmup 20 --runs 5 --seconds 10 --warmup-seconds 20" health_runs=3
   dead_entries=1000 dead_runs=3 lease_runs=5
   sweep_args="--stores sqlite,postgres --keys 1000000 --runs 3"
+  kafka_args="--runs 3 --seconds 20 --down 10" kafka_pg=1
   cost_args="--reps 5 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
   report_dir=$root plots_dir=$root/bench/report
 fi
@@ -544,6 +548,20 @@ if want sweep; then
   # shellcheck disable=SC2086 # sweep_args is a list of options
   MCPD_BENCH_DIR=$work python3 "$here/sweep.py" --jar "$root/target/mcpd.jar" $sweep_args \
     --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
+fi
+
+# --- Kafka between relays and collectors: bench/kafka.py ----------------------------------------------------------------
+# A KRaft broker (the tests' TestKafka as a process); relay → topic beside relay → mcpd serve; the archive rate of one
+# and of two collectors consuming the topic (on PostgreSQL in a full run); a broker killed and started again.
+if want kafka; then
+  if [ -n "${kafka_pg:-}" ] && [ -z "${pg_env:-}" ]; then
+    eval "$(bash "$root/.ci/postgres.sh")"
+    pg_env=$(dirname "$MCPD_TEST_PGDATA")/env
+  fi
+  say "kafka: relay → Kafka → collectors ($kafka_args)"
+  # shellcheck disable=SC2086 # kafka_args is a list of options
+  python3 "$here/kafka.py" --jar "$root/target/mcpd.jar" $kafka_args \
+    ${kafka_pg:+--pg "$MCPD_TEST_POSTGRES_URL"} --out "$results" >&2
 fi
 
 # --- the report -------------------------------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 # debootstrap, with Debian's OpenJDK 17 (and Maven for the build stage), tagged with the names the Dockerfile's FROM
 # lines use, so that the unchanged Dockerfile builds with podman; and, for docker-compose.multi-region.yml, Debian's
 # PostgreSQL 15 tagged postgres:16, with an entrypoint that keeps the official image's contract the Compose file
-# relies on (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, data in /var/lib/postgresql/data, port 5432). Each is made once and kept
+# relies on (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, data in /var/lib/postgresql/data, port 5432); and, for
+# docker-compose.kafka.yml, Apache Kafka 3.9.1's jars from Maven Central on Debian's OpenJDK 17, tagged
+# apache/kafka:3.9.1, with a start-up that keeps the official image's contract (every KAFKA_* variable a
+# server.properties key, the log formatted at the first start, /opt/kafka/bin/kafka-broker-api-versions.sh). Each is made once and kept
 # in podman's image store (delete them with `podman rmi` to make them again). Certificate authorities this machine
 # adds to its trust (/usr/local/share/ca-certificates, e.g. an egress proxy's) are added to the stand-ins' too, so
 # that Maven inside the build reaches Maven Central as the host does. Needs root, podman and debootstrap.
@@ -78,3 +81,42 @@ ENTRYPOINT
 make_standin docker.io/library/postgres:16 postgresql-15,postgresql-client-15 postgres_entrypoint \
   'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' 'ENV PGDATA=/var/lib/postgresql/data' 'EXPOSE 5432' \
   'VOLUME /var/lib/postgresql/data' 'STOPSIGNAL SIGINT'
+
+# Apache Kafka as the official apache/kafka image starts it, as far as the Compose file uses it: each KAFKA_NAME
+# variable is the server.properties key name (lower case, '_' → '.', '__' → '_', '___' → '-'), the log directory is
+# formatted at the first start (CLUSTER_ID, or the image's default id), then the broker runs in the foreground. The
+# jars are Kafka's own release (org.apache.kafka:kafka_2.13:3.9.1 and what it depends on), fetched by Maven.
+kafka_release() { # root
+  local root="$1" pom
+  pom="$(mktemp -d)"
+  cat >"$pom/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>standin</groupId><artifactId>kafka</artifactId><version>1</version>
+  <dependencies><dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>3.9.1</version></dependency></dependencies>
+</project>
+POM
+  mvn -B -q -f "$pom/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$root/opt/kafka/libs"
+  rm -rf "$pom"
+  mkdir -p "$root/opt/kafka/bin" "$root/opt/kafka/config" "$root/etc/kafka/docker"
+  cat >"$root/etc/kafka/docker/run" <<'RUN'
+#!/bin/sh
+set -eu
+props=/opt/kafka/config/server.properties
+: >"$props"
+env | grep '^KAFKA_' | grep -v '^KAFKA_HEAP_OPTS=' | while IFS='=' read -r name value; do
+  key=$(printf '%s' "${name#KAFKA_}" | tr 'A-Z' 'a-z' | sed 's/___/-/g; s/__/@/g; s/_/./g; s/@/_/g')
+  printf '%s=%s\n' "$key" "$value" >>"$props"
+done
+grep -q '^log.dirs=' "$props" || echo "log.dirs=/tmp/kraft-combined-logs" >>"$props"
+java -cp '/opt/kafka/libs/*' kafka.tools.StorageTool format -t "${CLUSTER_ID:-5L6g3nShT-eMCtK--X86sw}" -c "$props" \
+  --ignore-formatted >/dev/null
+exec java ${KAFKA_HEAP_OPTS:--Xmx512m} -cp '/opt/kafka/libs/*' kafka.Kafka "$props"
+RUN
+  cat >"$root/opt/kafka/bin/kafka-broker-api-versions.sh" <<'TOOL'
+#!/bin/sh
+exec java -Xmx128m -cp '/opt/kafka/libs/*' kafka.admin.BrokerApiVersionsCommand "$@"
+TOOL
+  chmod 0755 "$root/etc/kafka/docker/run" "$root/opt/kafka/bin/kafka-broker-api-versions.sh"
+}
+make_standin docker.io/apache/kafka:3.9.1 openjdk-17-jre-headless,ca-certificates kafka_release \
+  'CMD ["/etc/kafka/docker/run"]' 'EXPOSE 9092' 'WORKDIR /opt/kafka'

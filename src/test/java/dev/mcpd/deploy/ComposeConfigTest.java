@@ -57,6 +57,16 @@ class ComposeConfigTest {
     }
 
     @Test
+    void composeAcceptsTheKafkaTopology() throws Exception {
+        DeployFiles.CliRun run = compose(DeployFiles.root().resolve(KafkaComposeFileTest.COMPOSE));
+        assertEquals(0, run.status(), run.err());
+        Map<String, Object> services = DeployFiles.map(DeployFiles.map(new Load(LoadSettings.builder().build())
+                .loadFromString(run.out()), "the resolved file").get("services"), "services");
+        assertTrue(services.keySet().containsAll(List.of("kafka", "postgres", "collector-1", "collector-2", "relay-1",
+                "relay-2")), services.keySet().toString());
+    }
+
+    @Test
     void composeRefusesABrokenFile() throws Exception {
         Path broken = tmp.resolve("broken.yml");
         Files.writeString(broken, Files.readString(FILE).replaceFirst("(?m)^services:", "servicez:"));

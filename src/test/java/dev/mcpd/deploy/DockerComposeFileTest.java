@@ -44,7 +44,7 @@ class DockerComposeFileTest {
     }
 
     /** A service's environment, in either Compose form (a mapping, or a list of NAME=value). */
-    private static Map<String, String> environment(Map<String, Object> service) {
+    static Map<String, String> environment(Map<String, Object> service) {
         Object environment = service.get("environment");
         Map<String, String> variables = new LinkedHashMap<>();
         if (environment instanceof Map<?, ?> map) {

@@ -150,6 +150,34 @@ class HelmTemplateTest {
     }
 
     @Test
+    void aKafkaTopicBetweenRelaysAndCollectorsPassesThroughAsVariablesTheRealCliTakes() throws Exception {
+        String topic = "kafka://kafka-0.kafka:9092,kafka-1.kafka:9092/telemetry";
+        Map<String, Object> relay = at(only(rendered("-f", examples().get(0).toString(), "--set-json",
+                "relay.upstreams=[\"" + topic + "\",\"http://collector.other-region:4317\"]"), "ConfigMap"), "data");
+        Map<String, String> relayEnvironment = new java.util.TreeMap<>();
+        relay.forEach((variable, value) -> relayEnvironment.put(variable, String.valueOf(value)));
+        DeployFiles.CliRun relayRun = DeployFiles.mcpd(relayEnvironment, "config");
+        assertEquals(0, relayRun.status(), relayRun.err());
+        assertTrue(relayRun.section("relay").startsWith("relay           2 upstream(s) in order, " + topic
+                + ", http://collector.other-region:4317;"), relayRun.out());
+
+        String[] collector = {"--set", "mode=collector", "--set", "collector.data.secretName=db"};
+        assertFalse(at(only(rendered(collector), "ConfigMap"), "data").containsKey("MCPD_SOURCE"),
+                "no source by default");
+        List<String> set = new ArrayList<>(List.of(collector));
+        set.addAll(List.of("--set", "collector.source.url=kafka://kafka-0.kafka:9092/telemetry",
+                "--set", "collector.source.group=archivers"));
+        Map<String, Object> config = at(only(rendered(set.toArray(String[]::new)), "ConfigMap"), "data");
+        Map<String, String> environment = new java.util.TreeMap<>();
+        config.forEach((variable, value) -> environment.put(variable, String.valueOf(value)));
+        environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd");
+        DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
+        assertEquals(0, run.status(), run.err());
+        assertTrue(run.section("source").startsWith("source          consumes kafka://kafka-0.kafka:9092/telemetry"
+                + " as group archivers"), run.out());
+    }
+
+    @Test
     void theCollectorsUpkeepSettingsPassThroughAsVariablesTheRealCliTakes() throws Exception {
         String[] collector = {"--set", "mode=collector", "--set", "collector.data.secretName=db"};
         Map<String, Object> defaults = at(only(rendered(collector), "ConfigMap"), "data");

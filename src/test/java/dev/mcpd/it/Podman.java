@@ -26,6 +26,7 @@ final class Podman {
     static final List<String> BASES = List.of("docker.io/library/maven:3.9-eclipse-temurin-17",
             "docker.io/library/eclipse-temurin:17-jre");
     static final String POSTGRES = "docker.io/library/postgres:16";
+    static final String KAFKA = "docker.io/apache/kafka:3.9.1";
 
     record Result(int status, String output) {
     }

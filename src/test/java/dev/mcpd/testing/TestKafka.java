@@ -50,10 +50,33 @@ public final class TestKafka implements AutoCloseable {
     private KafkaRaftServer server;
 
     private TestKafka(Path dir, boolean ownsDir) {
+        this(dir, ownsDir, Ports.free(), Ports.free());
+    }
+
+    private TestKafka(Path dir, boolean ownsDir, int brokerPort, int controllerPort) {
         this.dir = dir;
         this.ownsDir = ownsDir;
-        this.brokerPort = Ports.free();
-        this.controllerPort = Ports.free();
+        this.brokerPort = brokerPort;
+        this.controllerPort = controllerPort;
+    }
+
+    /**
+     * The same broker as a process of its own, for the benchmarks (bench/kafka.py): {@code DIR BROKER_PORT
+     * CONTROLLER_PORT [TOPIC PARTITIONS]}; says {@code ready} on standard output once it serves (and the topic exists),
+     * and runs until it is killed. Started again on the same folder and ports, it keeps its log.
+     */
+    public static void main(String[] args) throws Exception {
+        TestKafka kafka = new TestKafka(Path.of(args[0]), false, Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+        kafka.startServer();
+        if (args.length > 4) {
+            try (Admin admin = kafka.admin()) {
+                if (!admin.listTopics().names().get().contains(args[3])) {
+                    kafka.createTopic(args[3], Integer.parseInt(args[4]), Map.of());
+                }
+            }
+        }
+        System.out.println("ready " + kafka.bootstrap());
+        Thread.currentThread().join();
     }
 
     /** A broker of its own, with its log in {@code dir}, running when this returns. */
