@@ -63,7 +63,13 @@ class Broker:
             with open(log, "rb") as f:
                 f.seek(before)
                 return b"ready " in f.read()
-        wan.until(ready, 120)
+        try:
+            wan.until(ready, 180)
+        except RuntimeError:
+            with open(log, "rb") as f:
+                f.seek(before)
+                sys.stderr.write(f.read().decode(errors="replace")[-4000:])
+            raise
 
     def kill(self):
         self.process.send_signal(signal.SIGKILL)

@@ -368,11 +368,7 @@ public record McpdConfig(
 
     static URI checkUpstream(URI upstream) {
         if (KafkaAddress.isKafka(upstream)) {
-            if (KafkaAddress.parse(upstream).tls()) { // after its own one-line reasons
-                // Refused rather than sent in plain text to a TLS listener, where it would only ever time out.
-                throw new IllegalArgumentException("\"" + upstream + "\": TLS to Kafka brokers (kafkas://) is not"
-                        + " supported yet: use kafka://, with the brokers' TLS outside the relay");
-            }
+            KafkaAddress.parse(upstream); // its own one-line reasons
             return upstream;
         }
         if (!isHttp(upstream)) {

@@ -97,10 +97,10 @@ public final class Options {
             "authorities (PEM): senders must present a certificate one of them signed (mutual TLS)", "none",
             TlsFiles::readableFile, Role.RELAY, Role.SERVE);
     public static final Option<Path> UPSTREAM_CA = Option.withoutDefault("--upstream-ca", "FILE",
-            "authorities (PEM) trusted for https:// upstreams, instead of the JDK's trust store", "none: the JDK's",
-            TlsFiles::readableFile, Role.RELAY);
+            "authorities (PEM) trusted for https:// and kafkas:// upstreams, instead of the JDK's trust store",
+            "none: the JDK's", TlsFiles::readableFile, Role.RELAY);
     public static final Option<Path> UPSTREAM_CLIENT_CERT = Option.withoutDefault("--upstream-client-cert", "FILE",
-            "certificate chain (PEM) the relay presents to https:// upstreams that ask for one; with"
+            "certificate chain (PEM) the relay presents to https:// and kafkas:// upstreams that ask for one; with"
                     + " --upstream-client-key", "none", TlsFiles::readableFile, Role.RELAY);
     public static final Option<Path> UPSTREAM_CLIENT_KEY = Option.withoutDefault("--upstream-client-key", "FILE",
             "the private key of --upstream-client-cert (PEM)", "none", TlsFiles::readableFile, Role.RELAY);

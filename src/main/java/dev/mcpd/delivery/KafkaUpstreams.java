@@ -1,6 +1,7 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.config.KafkaAddress;
+import dev.mcpd.config.TlsFiles;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,7 @@ public final class KafkaUpstreams implements AutoCloseable {
 
     private final Duration deliveryTimeout;
     private final Duration connectTimeout;
+    private final TlsFiles tls;
     private final long maxBodyBytes;
     private final Map<Integer, AsyncProducer> producers = new ConcurrentHashMap<>();
     private final Map<Integer, Admin> admins = new ConcurrentHashMap<>();
@@ -52,8 +54,11 @@ public final class KafkaUpstreams implements AutoCloseable {
      * @param connectTimeout  sending waits at most this for the topic's metadata
      * @param maxBodyBytes    the largest body the relay accepts: the producer sends records that large, and the broker
      *                        says whether it takes them
+     * @param tls             the files a {@code kafkas://} upstream's brokers are trusted by and shown
+     *                        ({@code --upstream-ca}, {@code --upstream-client-cert}/{@code -key})
      */
-    public KafkaUpstreams(Duration deliveryTimeout, Duration connectTimeout, long maxBodyBytes) {
+    public KafkaUpstreams(Duration deliveryTimeout, Duration connectTimeout, long maxBodyBytes, TlsFiles tls) {
+        this.tls = tls;
         this.deliveryTimeout = deliveryTimeout;
         this.connectTimeout = connectTimeout;
         this.maxBodyBytes = maxBodyBytes;
@@ -99,6 +104,40 @@ public final class KafkaUpstreams implements AutoCloseable {
         settings.setMaxBlockMs(Math.toIntExact(connectTimeout.toMillis()));
         settings.setUseIterator(false);
         settings.setSynchronous(false);
+        tlsSettings(address).forEach((name, value) -> settings.getAdditionalProperties().put(name, value));
+    }
+
+    /**
+     * The client settings of TLS to a {@code kafkas://} upstream's brokers (none for {@code kafka://}): the authorities
+     * of {@code --upstream-ca} (else the JDK's trust store) and the certificate and key of
+     * {@code --upstream-client-cert}/{@code -key}, as PEM — read when the client is made, so a renewed file takes effect
+     * when the relay starts again. The brokers' names are checked against their certificates.
+     */
+    private Map<String, Object> tlsSettings(KafkaAddress address) {
+        Map<String, Object> settings = new java.util.HashMap<>();
+        if (!address.tls()) {
+            return settings;
+        }
+        settings.put("security.protocol", "SSL");
+        settings.put("ssl.endpoint.identification.algorithm", "https");
+        tls.upstreamCa().ifPresent(ca -> {
+            settings.put("ssl.truststore.type", "PEM");
+            settings.put("ssl.truststore.location", ca.toString());
+        });
+        tls.upstreamClientCert().ifPresent(cert -> {
+            settings.put("ssl.keystore.type", "PEM");
+            settings.put("ssl.keystore.certificate.chain", read(cert));
+            settings.put("ssl.keystore.key", read(tls.upstreamClientKey().orElseThrow()));
+        });
+        return settings;
+    }
+
+    private static String read(java.nio.file.Path file) {
+        try {
+            return java.nio.file.Files.readString(file);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -151,6 +190,7 @@ public final class KafkaUpstreams implements AutoCloseable {
             settings.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.toIntExact(connectTimeout.toMillis()));
             settings.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, connectTimeout.toMillis());
             settings.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000);
+            settings.putAll(tlsSettings(upstream.kafka().orElseThrow()));
             return Admin.create(settings);
         });
         if (closed) {

@@ -96,7 +96,7 @@ public final class RelayBeans implements AutoCloseable {
                 config.maxInFlight(), deliveryTimeout, config.healthyThreshold(), config.unhealthyThreshold());
         this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, deliveryTimeout);
         this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, dev.mcpd.config.InternalTuning.DEFAULT.connectTimeout(),
-                config.maxBodyBytes());
+                config.maxBodyBytes(), config.tls());
         this.workers = new DeliveryWorkers(config.workers());
         this.attempts = new EntryAttempts(InstantSource.system());
         // Receive times are the wall clock's (the ingest route's), so their age is too.

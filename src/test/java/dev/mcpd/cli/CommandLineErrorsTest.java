@@ -54,9 +54,6 @@ class CommandLineErrorsTest {
         run(Map.of(), "relay", "--upstream", "kafka://user:pw@broker:9092/spans").assertUsageErrorLine("mcpd:"
                 + " invalid value for --upstream: a Kafka address carries no credentials: give TLS client files"
                 + " instead");
-        run(Map.of(), "relay", "--upstream", "kafkas://broker:9093/spans").assertUsageErrorLine("mcpd: invalid"
-                + " value for --upstream: \"kafkas://broker:9093/spans\": TLS to Kafka brokers (kafkas://) is not"
-                + " supported yet: use kafka://, with the brokers' TLS outside the relay");
         run(Map.of("MCPD_UPSTREAMS", "kafka://b1:9092,b2:9092/spans,kafka://b3:9092/no such topic"), "relay")
                 .assertUsageErrorLine("mcpd: invalid value for --upstream (environment variable MCPD_UPSTREAMS):"
                         + " \"kafka://b3:9092/no such topic\" is not an upstream URL");

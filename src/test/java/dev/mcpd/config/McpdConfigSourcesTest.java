@@ -131,8 +131,8 @@ class McpdConfigSourcesTest {
     @Test
     void theCommasBetweenAKafkaAddresssBrokersDoNotSplitTheUpstreamsVariable() {
         assertEquals(List.of(URI.create("kafka://b1:9092,b2:9092/spans"), URI.create("http://collector:8080"),
-                URI.create("kafka://b3:9093/logs")), McpdConfig.from(Map.of(), Map.of("MCPD_UPSTREAMS",
-                "kafka://b1:9092,b2:9092/spans,http://collector:8080,kafka://b3:9093/logs")).upstreams());
+                URI.create("kafkas://b3:9093/logs")), McpdConfig.from(Map.of(), Map.of("MCPD_UPSTREAMS",
+                "kafka://b1:9092,b2:9092/spans,http://collector:8080,kafkas://b3:9093/logs")).upstreams());
     }
 
     @Test

@@ -7,12 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestKafka;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest;
@@ -247,6 +249,29 @@ class KafkaUpstreamTest {
                 assertEquals(3, secondary.received().size());
                 assertEquals(0, relay.application().deadLetters().count());
             }
+        }
+    }
+
+    @Test
+    void kafkasTrustsTheUpstreamAuthorityAndPresentsTheRelaysClientCertificate(@TempDir Path brokerDir,
+                                                                              @TempDir Path certs) throws Exception {
+        assumeTrue(TestCertificates.available(), "openssl makes the certificates (.ci/run installs it)");
+        TestCertificates brokers = TestCertificates.authority(certs, "brokers");
+        TestCertificates relays = TestCertificates.authority(certs, "relays");
+        TestCertificates.Pair client = relays.client("relay", "relay-1");
+        byte[] body = "{\"events\":[{\"over\":\"tls\"}]}".getBytes(StandardCharsets.UTF_8);
+        try (TestKafka kafka = TestKafka.startWithTls(brokerDir, brokers.server("broker", "broker-1"),
+                relays.caCert)) {
+            String topic = topic(kafka, 1, Map.of());
+            try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", "kafkas://"
+                    + kafka.tlsBootstrap() + "/" + topic, "MCPD_UPSTREAM_CA", brokers.caCert.toString(),
+                    "MCPD_UPSTREAM_CLIENT_CERT", client.cert().toString(), "MCPD_UPSTREAM_CLIENT_KEY",
+                    client.key().toString()), KAFKA)) {
+                post(relay, "/v1/ingest", body, "Content-Type", "application/json");
+                awaitSpoolEmpty(relay);
+                assertEquals(0, relay.application().deadLetters().count());
+            }
+            assertArrayEquals(body, kafka.read(topic, 1).get(0).value(), "delivered over TLS, read in plain text");
         }
     }
 

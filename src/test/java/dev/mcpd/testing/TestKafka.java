@@ -53,6 +53,30 @@ public final class TestKafka implements AutoCloseable {
         this(dir, ownsDir, Ports.free(), Ports.free());
     }
 
+    /** The certificate and key of its TLS listener, and the authority its clients' certificates come from; or null. */
+    private TestCertificates.Pair tlsIdentity;
+    private Path clientAuthority;
+    private int tlsPort;
+
+    /**
+     * A broker of its own with a TLS listener too ({@link #tlsBootstrap()}): {@code identity} its certificate and key,
+     * and clients must present a certificate of {@code clientAuthority}. Its plain listener stays, for the tests'
+     * own clients.
+     */
+    public static TestKafka startWithTls(Path dir, TestCertificates.Pair identity, Path clientAuthority) {
+        TestKafka kafka = new TestKafka(dir, false);
+        kafka.tlsIdentity = identity;
+        kafka.clientAuthority = clientAuthority;
+        kafka.tlsPort = Ports.free();
+        kafka.startServer();
+        return kafka;
+    }
+
+    /** {@code 127.0.0.1:port} of the TLS listener ({@link #startWithTls}). */
+    public String tlsBootstrap() {
+        return "127.0.0.1:" + tlsPort;
+    }
+
     private TestKafka(Path dir, boolean ownsDir, int brokerPort, int controllerPort) {
         this.dir = dir;
         this.ownsDir = ownsDir;
@@ -214,6 +238,22 @@ public final class TestKafka implements AutoCloseable {
         settings.put("log.cleaner.dedupe.buffer.size", "2097152");
         settings.put("num.network.threads", "2");
         settings.put("num.io.threads", "2");
+        if (tlsIdentity != null) {
+            settings.put("listeners", settings.get("listeners") + ",SSL://127.0.0.1:" + tlsPort);
+            settings.put("advertised.listeners", settings.get("advertised.listeners") + ",SSL://127.0.0.1:" + tlsPort);
+            settings.put("listener.security.protocol.map", settings.get("listener.security.protocol.map")
+                    + ",SSL:SSL");
+            try {
+                settings.put("ssl.keystore.type", "PEM");
+                settings.put("ssl.keystore.certificate.chain", Files.readString(tlsIdentity.cert()));
+                settings.put("ssl.keystore.key", Files.readString(tlsIdentity.key()));
+                settings.put("ssl.truststore.type", "PEM");
+                settings.put("ssl.truststore.certificates", Files.readString(clientAuthority));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            settings.put("ssl.client.auth", "required");
+        }
         KafkaConfig config = new KafkaConfig(settings, false);
         try {
             if (!Files.exists(dir.resolve("log").resolve("meta.properties"))) {
