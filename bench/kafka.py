@@ -6,9 +6,11 @@ a topic of --partitions partitions. Each repetition:
   relay-to-kafka   `mcpd relay --upstream kafka://…/TOPIC` under 64 connections of 1 KiB native batches for
                    --seconds: entries accepted and delivered (acknowledged by the broker) per second, and the spool at
                    the end; then the same load on a relay delivering to `mcpd serve` (SQLite) over HTTP, side by side
-  archive          (with the machine's CPU busy fraction while it runs) the topic now holds what the relay delivered: one `mcpd serve --source` (new group, empty store)
-                   archives it all, timed from its first record archived to its last; then two collectors started
-                   at once (another group, one new store) — the two-collector rate over the one-collector rate. The
+  archive          the topic now holds what the relay delivered: one `mcpd serve --source` (new group, empty store)
+                   archives it all; then two collectors started at once (another group, one new store) — the
+                   two-collector rate over the one-collector rate, each in the steady state (once every partition is
+                   read by a member and every member reads some, until 95% are archived), with the machine's CPU
+                   busy fraction meanwhile. The
                    store: a fresh PostgreSQL schema each with --pg, else SQLite (a file per collector)
   broker-restart   a relay under 8 connections; the broker is killed (SIGKILL) for --down seconds and started again on
                    its log: the time from its restart until the relay's spool is back to what it held before the kill
@@ -169,29 +171,51 @@ def cpu_ticks():
     return sum(fields) - idle, sum(fields)
 
 
+def assigned(port):
+    """How many partitions the collector reads now (its lag gauge has one sample per partition)."""
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/metrics")
+    return sum(1 for line in conn.getresponse().read().decode().splitlines()
+               if line.startswith("mcpd_collector_source_lag_records{"))
+
+
 def archive_rate(args, procs, work, broker, rep, records, count):
-    """Records archived per second by `count` collectors of a new group on a new archive, from the first record
-    archived (the JVMs' start is not counted) until all are."""
+    """Records archived per second by `count` collectors of a new group on a new archive, in the steady state: from
+    the first moment every partition is read by a member and every member reads some (the JVMs' start and the group's
+    rebalances are not counted) until 95% of the records are archived. Also the machine's CPU busy fraction then."""
     group = "bench-%d-%d-%d" % (count, rep, time.time_ns())
-    started = []
+    started_ports = []
+    threads = []
     for i, store in enumerate(stores(args, work, rep, "c%d" % count, count)):
         # Both at once: the second joins while the first reads, as replicas do.
-        started.append(threading.Thread(target=lambda i=i, store=store: started_ports.append(collector(
+        threads.append(threading.Thread(target=lambda i=i, store=store: started_ports.append(collector(
             procs, work, args.jar, "source-%d-%d-%d" % (count, rep, i), store,
             ["--source", broker.url(), "--source-group", group]))))
-    started_ports = []
-    for t in started:
+    for t in threads:
         t.start()
-    for t in started:
+    for t in threads:
         t.join()
     ports = [p for p, _ in started_ports]
-    first = wan.until(lambda: sum(archived(p) for p in ports) > 0, 120)
-    busy0, total0 = cpu_ticks()
-    done = wan.until(lambda: sum(archived(p) for p in ports) >= records, 600)
-    busy1, total1 = cpu_ticks()
+    steady = None
+    deadline = time.time() + 600
+    while time.time() < deadline:
+        now, done = time.time(), sum(archived(p) for p in ports)
+        shares = [assigned(p) for p in ports]
+        if steady is None and sum(shares) == args.partitions and min(shares) > 0:
+            steady = (now, done, cpu_ticks())
+        if done >= 0.95 * records:
+            break
+        time.sleep(0.2)
+    else:
+        raise RuntimeError("not archived within 600 s")
+    end, (busy1, total1) = (now, done), cpu_ticks()
     for _, process in started_ports:
         procs.stop(process)
-    return records / (done - first), (busy1 - busy0) / max(1, total1 - total0)
+    if steady is None or end[1] - steady[1] < records / 4:
+        raise RuntimeError("the group settled too late to measure a steady rate")
+    busy0, total0 = steady[2]
+    return (end[1] - steady[1]) / (end[0] - steady[0]), (busy1 - busy0) / max(1, total1 - total0)
 
 
 def archive_phase(args, procs, work, broker, rep, out, records):

@@ -533,8 +533,9 @@ def kafka_section(res):
           f"connections of 1 KiB native batches for {first['seconds']} s — entries accepted and acknowledged by the "
           "broker per second; beside it, the same load on a relay delivering to `mcpd serve` (SQLite) over HTTP. "
           "*Archive*: the topic then holds what the relays delivered; one `mcpd serve --source` (a new group, an empty "
-          "store) archives it all, then two collectors started at once (another group, one new store), each timed "
-          "from the first record archived to the last. *Broker restart*: a relay under 8 connections, the broker "
+          "store) archives it all, then two collectors started at once (another group, one new store), each rate "
+          "taken in the steady state: from the moment every partition is read by a member and every member reads "
+          "some (the JVMs' start and the group's rebalances left out) until 95% of the records are archived. *Broker restart*: a relay under 8 connections, the broker "
           "killed with SIGKILL and started again on its log; recovery is from its restart until the relay's spool is "
           "back to what it held before.", "",
           "| | entries/s accepted | entries/s delivered | spool at the end |", "|---|---|---|---|",

@@ -106,6 +106,9 @@ esac
 # camel-direct: the extension points (direct:mcpd-…) are called by mcpd's own steps, not named by a route's URI, so
 # Camel JBang would not find the component by itself
 deps=mvn:io.micrometer:micrometer-registry-prometheus:1.15.6,camel:direct
+# camel-kafka (and the kafka-clients it brings): the relay's Kafka upstreams and the collector's Kafka source are
+# made by mcpd's beans, not named by a route's URI
+deps+=,camel:kafka
 if [[ $role == relay ]]; then
     # the delivery window's limit algorithms
     deps+=,mvn:com.netflix.concurrency-limits:concurrency-limits-core:0.5.4
