@@ -149,6 +149,19 @@ class HelmTemplateTest {
         assertTrue(config.containsKey("MCPD_PROBE_INTERVAL_SECONDS"), config.toString());
     }
 
+    /**
+     * {@code mcpd config} of a collector pod: its environment is the rendered ConfigMap's {@code data} and the store's
+     * URL from its Secret; the run must succeed.
+     */
+    private static DeployFiles.CliRun collectorConfig(Map<String, Object> configMap) {
+        Map<String, String> environment = new java.util.TreeMap<>();
+        configMap.forEach((variable, value) -> environment.put(variable, String.valueOf(value)));
+        environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd");
+        DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
+        assertEquals(0, run.status(), run.err());
+        return run;
+    }
+
     @Test
     void aKafkaTopicBetweenRelaysAndCollectorsPassesThroughAsVariablesTheRealCliTakes() throws Exception {
         String topic = "kafka://kafka-0.kafka:9092,kafka-1.kafka:9092/telemetry";
@@ -167,12 +180,8 @@ class HelmTemplateTest {
         List<String> set = new ArrayList<>(List.of(collector));
         set.addAll(List.of("--set", "collector.source.url=kafka://kafka-0.kafka:9092/telemetry",
                 "--set", "collector.source.group=archivers"));
-        Map<String, Object> config = at(only(rendered(set.toArray(String[]::new)), "ConfigMap"), "data");
-        Map<String, String> environment = new java.util.TreeMap<>();
-        config.forEach((variable, value) -> environment.put(variable, String.valueOf(value)));
-        environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd");
-        DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
-        assertEquals(0, run.status(), run.err());
+        DeployFiles.CliRun run = collectorConfig(at(only(rendered(set.toArray(String[]::new)), "ConfigMap"),
+                "data"));
         assertTrue(run.section("source").startsWith("source          consumes kafka://kafka-0.kafka:9092/telemetry"
                 + " as group archivers"), run.out());
     }
@@ -192,12 +201,7 @@ class HelmTemplateTest {
         assertEquals("5", config.get("MCPD_LEASE_PASS_SECONDS"));
         assertEquals("14d", config.get("MCPD_DEDUP_WINDOW"));
         assertEquals("90d", config.get("MCPD_RETENTION"));
-        // The pod's environment: the rendered ConfigMap, and the store's URL from its Secret.
-        Map<String, String> environment = new java.util.TreeMap<>();
-        config.forEach((variable, value) -> environment.put(variable, String.valueOf(value)));
-        environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd");
-        DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
-        assertEquals(0, run.status(), run.err());
+        DeployFiles.CliRun run = collectorConfig(config);
         assertTrue(run.section("upkeep").endsWith("lease renewed every 5 s (free 15 s after the holder's last pass);"
                 + " keys kept 14d; batches kept 90d"), run.out());
 
