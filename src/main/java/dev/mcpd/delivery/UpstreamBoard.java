@@ -46,7 +46,8 @@ public final class UpstreamBoard {
      *
      * @param window   how many requests may be in flight to it now (its adaptive limit)
      * @param inFlight how many are
-     * @param protocol the HTTP version of its latest answer ({@code h1}, {@code h2}), or {@code unknown}
+     * @param protocol the HTTP version of its latest answer ({@code h1}, {@code h2}), or {@code unknown}; {@code kafka}
+     *                 for a Kafka topic
      * @param batches  whether it takes relay batches (its probe said so)
      * @param requests HTTP requests sent to it (a relay batch is one; {@code delivered} counts entries)
      */
