@@ -2,6 +2,7 @@ package dev.mcpd.collector;
 
 import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.logs.SenderText;
 import dev.mcpd.wire.KafkaRecordHeaders;
 import dev.mcpd.wire.RelayBatch;
 import java.nio.charset.StandardCharsets;
@@ -12,13 +13,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -42,6 +39,8 @@ import org.slf4j.LoggerFactory;
  * (or another member does, after a rebalance), and their keys make the second copy a duplicate. When the store does
  * not answer, the consumer goes back to the first offset it has not committed and tries again, with a growing pause.
  *
+ * <p>{@link KafkaSourceReach} says, on a thread of its own, whether the brokers can be reached.
+ *
  * <p>A record that can never be archived — headers that describe no ingest request, a body refused — is counted and
  * skipped with one log line naming its partition and offset: it stays in the topic, where an operator reads it, for
  * the topic's retention.
@@ -56,7 +55,6 @@ public final class KafkaSource implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
     private static final Duration POLL = Duration.ofMillis(500);
-    private static final Duration REACH_CHECK_EVERY = Duration.ofSeconds(5);
     private static final Duration MAX_PAUSE = Duration.ofSeconds(10);
     /** Kafka's default is 45 s: a collector that died would hold its partitions that long. */
     static final int SESSION_TIMEOUT_MS = 10_000;
@@ -74,16 +72,8 @@ public final class KafkaSource implements AutoCloseable {
     private final CountDownLatch stopRequested = new CountDownLatch(1);
     private volatile boolean stopping;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
-    private volatile Optional<String> unreachable = Optional.of("not yet checked");
-    private Admin admin;
+    private final KafkaSourceReach reach;
     private volatile Thread thread;
-    /** The reach checks' own thread: the consumer's may be held by a poll or a store transaction. */
-    private final java.util.concurrent.ScheduledExecutorService checks =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(run -> {
-                Thread checker = new Thread(run, "mcpd-kafka-source-check");
-                checker.setDaemon(true);
-                return checker;
-            });
 
     KafkaSource(KafkaAddress address, String group, JdbcStore store, RelayBatchReader reader, CollectorMetrics metrics,
                 InstantSource clock) {
@@ -93,12 +83,13 @@ public final class KafkaSource implements AutoCloseable {
         this.reader = reader;
         this.metrics = metrics;
         this.clock = clock;
+        this.reach = new KafkaSourceReach(address);
         metrics.sourceLag(lag);
     }
 
     /** Starts consuming on a thread of its own. */
     void start() {
-        checks.scheduleWithFixedDelay(this::checkReach, 0, REACH_CHECK_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+        reach.start();
         thread = new Thread(this::run, "mcpd-kafka-source");
         thread.setDaemon(true);
         thread.start();
@@ -107,7 +98,7 @@ public final class KafkaSource implements AutoCloseable {
 
     /** Why the brokers cannot be reached, while they cannot: {@code /readyz} says the collector is degraded. */
     Optional<String> unreachable() {
-        return unreachable;
+        return reach.unreachable();
     }
 
     private void run() {
@@ -177,7 +168,7 @@ public final class KafkaSource implements AutoCloseable {
                 metrics.sourceRecord("refused");
                 warnings.warn("refused-" + record.partition(), "source=" + address + " partition="
                         + record.partition() + " offset=" + record.offset() + " skipped, kept in the topic: "
-                        + judged.refusedStatus() + " " + judged.refusedReason());
+                        + judged.refusedStatus() + " " + SenderText.quote(judged.refusedReason()));
             }
         }
         if (readable.isEmpty()) {
@@ -262,46 +253,6 @@ public final class KafkaSource implements AutoCloseable {
         metrics.sourceLagChanged();
     }
 
-    /** Asks the brokers for the topic (every few seconds, on the checks' thread). */
-    private void checkReach() {
-        if (admin == null) {
-            Properties settings = new Properties();
-            settings.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, address.bootstrap());
-            settings.put(AdminClientConfig.CLIENT_ID_CONFIG, "mcpd-serve-source-check");
-            settings.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3000);
-            settings.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000);
-            admin = Admin.create(settings);
-        }
-        Optional<String> now;
-        try {
-            admin.describeTopics(List.of(address.topic()), new DescribeTopicsOptions().timeoutMs(3000))
-                    .allTopicNames().get(4, TimeUnit.SECONDS);
-            now = Optional.empty();
-        } catch (java.util.concurrent.ExecutionException e) {
-            now = Optional.of(describe(e));
-        } catch (java.util.concurrent.TimeoutException e) {
-            now = Optional.of("no answer within 4 s");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        Optional<String> before = unreachable;
-        unreachable = now;
-        if (before.isPresent() != now.isPresent() || before.equals(Optional.of("not yet checked"))) {
-            if (now.isPresent()) {
-                LOG.warn("source={} unreachable: {}", address, now.get());
-            } else {
-                LOG.info("source={} reachable", address);
-            }
-        }
-    }
-
-    private static String describe(Throwable failure) {
-        Throwable cause = failure instanceof java.util.concurrent.ExecutionException && failure.getCause() != null
-                ? failure.getCause() : failure;
-        return cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
-    }
-
     /** Partitions taken away: their lag is another member's to report. */
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
@@ -322,7 +273,7 @@ public final class KafkaSource implements AutoCloseable {
     public void close() {
         stopping = true;
         stopRequested.countDown();
-        checks.shutdownNow();
+        reach.close();
         if (thread == null) {
             return;
         }
@@ -334,9 +285,6 @@ public final class KafkaSource implements AutoCloseable {
             stopped.await(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-        if (admin != null) {
-            admin.close(Duration.ofSeconds(1));
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.mcpd.config;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
@@ -27,8 +26,9 @@ public record KafkaAddress(List<String> brokers, String topic, boolean tls) {
 
     /** Whether {@code address} names a Kafka topic rather than an HTTP upstream. */
     public static boolean isKafka(URI address) {
-        String scheme = address.getScheme() == null ? "" : address.getScheme().toLowerCase(Locale.ROOT);
-        return scheme.equals("kafka") || scheme.equals("kafkas");
+        // Asked for every delivery: compared without a lower-cased copy.
+        String scheme = address.getScheme();
+        return "kafka".equalsIgnoreCase(scheme) || "kafkas".equalsIgnoreCase(scheme);
     }
 
     /** Reads {@code address}; {@link IllegalArgumentException} with a one-line reason when it is not one. */

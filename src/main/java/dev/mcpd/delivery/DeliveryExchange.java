@@ -15,8 +15,6 @@ final class DeliveryExchange {
     private static final String ATTEMPT = "mcpd.attempt";
     private static final String UPSTREAM = "mcpd.upstream";
     private static final String TARGET = "mcpd.upstream-target";
-    /** "kafka" or "http": which sender the route's choice hands the attempt to (deliver.camel.yaml reads it). */
-    private static final String UPSTREAM_KIND = "mcpdUpstreamKind";
     private static final String REQUEST = "mcpd.request";
     private static final String ANSWER = "mcpd.answer";
     private static final String AGAIN = "mcpd.again";
@@ -44,7 +42,6 @@ final class DeliveryExchange {
     static void setDestination(Exchange exchange, Upstream upstream, String target) {
         exchange.setProperty(UPSTREAM, upstream);
         exchange.setProperty(TARGET, target);
-        exchange.setProperty(UPSTREAM_KIND, upstream.isKafka() ? "kafka" : "http");
     }
 
     static Upstream upstream(Exchange exchange) {

@@ -66,6 +66,7 @@ public final class KafkaUpstreams implements AutoCloseable {
 
     /** The producer of {@code upstream}'s records, started. */
     AsyncProducer producer(CamelContext camel, Upstream upstream) {
+        refuseWhenClosed();
         AsyncProducer producer = producers.computeIfAbsent(upstream.order(), order -> {
             KafkaAddress address = upstream.kafka().orElseThrow();
             String clientId = "mcpd-relay-upstream-" + order;
@@ -81,9 +82,6 @@ public final class KafkaUpstreams implements AutoCloseable {
                         + e.getMessage(), e);
             }
         });
-        if (closed) {
-            close();
-        }
         return producer;
     }
 
@@ -145,18 +143,10 @@ public final class KafkaUpstreams implements AutoCloseable {
      * the broker's own reason when it answered, or that it did not. Completes within {@code timeout}.
      */
     CompletableFuture<Optional<String>> topicCheck(Upstream upstream, Duration timeout) {
-        KafkaAddress address = upstream.kafka().orElseThrow();
-        CompletableFuture<Optional<String>> result = new CompletableFuture<>();
-        try {
-            admin(upstream).describeTopics(List.of(address.topic()),
-                            new DescribeTopicsOptions().timeoutMs(Math.toIntExact(timeout.toMillis())))
-                    .allTopicNames().whenComplete((topics, failure) -> result.complete(failure == null
-                            ? Optional.empty() : Optional.of(KafkaFailures.describe(failure))));
-        } catch (RuntimeException e) {
-            result.complete(Optional.of(KafkaFailures.describe(e)));
-        }
-        return result.completeOnTimeout(Optional.of("no answer within " + timeout.toMillis() + " ms"),
-                timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+        return describeTopic(upstream, timeout).handle((described, failure) -> failure == null ? Optional.<String>empty()
+                        : Optional.of(KafkaFailures.describe(failure)))
+                .completeOnTimeout(Optional.of("no answer within " + timeout.toMillis() + " ms"),
+                        timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -164,25 +154,43 @@ public final class KafkaUpstreams implements AutoCloseable {
      * record waited in vain for the topic's metadata, which is what both look like to the producer.
      */
     Optional<String> unknownTopic(Upstream upstream, Duration timeout) {
-        KafkaAddress address = upstream.kafka().orElseThrow();
         try {
-            admin(upstream).describeTopics(List.of(address.topic()),
-                            new DescribeTopicsOptions().timeoutMs(Math.toIntExact(timeout.toMillis())))
-                    .allTopicNames().get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            describeTopic(upstream, timeout).get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
             return Optional.empty();
         } catch (ExecutionException e) {
             return e.getCause() instanceof UnknownTopicOrPartitionException unknown
-                    ? Optional.of(KafkaFailures.describe(unknown))
-                    : Optional.empty();
+                    ? Optional.of(KafkaFailures.describe(unknown)) : Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Optional.empty();
-        } catch (java.util.concurrent.TimeoutException | RuntimeException e) {
+        } catch (java.util.concurrent.TimeoutException e) {
             return Optional.empty();
         }
     }
 
+    /** The brokers' description of {@code upstream}'s topic, asked within {@code timeout}. */
+    private CompletableFuture<?> describeTopic(Upstream upstream, Duration timeout) {
+        // KafkaFuture's own stage refuses toCompletableFuture(): bridged by hand.
+        CompletableFuture<Object> described = new CompletableFuture<>();
+        try {
+            String topic = upstream.kafka().orElseThrow().topic();
+            admin(upstream).describeTopics(List.of(topic),
+                            new DescribeTopicsOptions().timeoutMs(Math.toIntExact(timeout.toMillis())))
+                    .allTopicNames().whenComplete((topics, failure) -> {
+                        if (failure == null) {
+                            described.complete(topics);
+                        } else {
+                            described.completeExceptionally(failure);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            described.completeExceptionally(e);
+        }
+        return described;
+    }
+
     private Admin admin(Upstream upstream) {
+        refuseWhenClosed();
         Admin admin = admins.computeIfAbsent(upstream.order(), order -> {
             Properties settings = new Properties();
             settings.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, upstream.kafka().orElseThrow().bootstrap());
@@ -193,10 +201,14 @@ public final class KafkaUpstreams implements AutoCloseable {
             settings.putAll(tlsSettings(upstream.kafka().orElseThrow()));
             return Admin.create(settings);
         });
-        if (closed) {
-            close();
-        }
         return admin;
+    }
+
+    /** Once the relay stops, no client is made again (the attempt fails, and its entry stays spooled). */
+    private void refuseWhenClosed() {
+        if (closed) {
+            throw new IllegalStateException("the relay is stopping");
+        }
     }
 
     /** Stops every producer (records still in its buffer fail, and their entries stay spooled) and admin client. */

@@ -125,7 +125,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         long started = System.nanoTime();
         Upstream chosen = upstream;
         UpstreamWindow.Slot place = slot;
-        AsyncProcessor send = getProcessors().get(0);
+        AsyncProcessor send = sender(chosen);
         return send.process(exchange, doneSync -> {
             try {
                 answered(exchange, chosen, place, Duration.ofNanos(System.nanoTime() - started), tried);
@@ -135,6 +135,19 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             }
             callback.done(doneSync);
         });
+    }
+
+    /**
+     * The child that carries an attempt to {@code upstream}: the load balancer's first for HTTP upstreams, its second
+     * for Kafka topics (deliver.camel.yaml lists them in that order). Chosen here, with the upstream, rather than by
+     * a choice in the route, which would cost every delivery an expression.
+     */
+    private AsyncProcessor sender(Upstream upstream) {
+        List<AsyncProcessor> senders = getProcessors();
+        if (upstream.isKafka() && senders.size() < 2) {
+            throw new IllegalStateException("the delivery route names no sender for Kafka upstreams");
+        }
+        return senders.get(upstream.isKafka() ? 1 : 0);
     }
 
     private boolean stopping(Exchange exchange) {

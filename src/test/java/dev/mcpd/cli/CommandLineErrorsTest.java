@@ -59,6 +59,21 @@ class CommandLineErrorsTest {
                         + " \"kafka://b3:9092/no such topic\" is not an upstream URL");
     }
 
+    @Test
+    void aBadKafkaSourceOrGroupIsOneLine() {
+        run(Map.of(), "serve", "--source", "http://broker:9092/spans").assertUsageErrorLine("mcpd: invalid value for"
+                + " --source: \"http://broker:9092/spans\" is not a Kafka address: use"
+                + " kafka://HOST:PORT[,HOST:PORT]/TOPIC (the collector speaks to its brokers in plain Kafka)");
+        run(Map.of(), "serve", "--source", "kafkas://broker:9093/spans").assertUsageErrorLine("mcpd: invalid value"
+                + " for --source: \"kafkas://broker:9093/spans\" is not a Kafka address: use"
+                + " kafka://HOST:PORT[,HOST:PORT]/TOPIC (the collector speaks to its brokers in plain Kafka)");
+        run(Map.of(), "serve", "--source", "kafka://broker:9092").assertUsageErrorLine("mcpd: invalid value for"
+                + " --source: a Kafka address names its topic: kafka://HOST:PORT/TOPIC");
+        run(Map.of("MCPD_SOURCE_GROUP", "a group"), "serve").assertUsageErrorLine("mcpd: invalid value for"
+                + " --source-group (environment variable MCPD_SOURCE_GROUP): \"a group\" is not a group name: use"
+                + " letters, digits, '.', '_' and '-', at most 249");
+    }
+
     @TestFactory
     Stream<DynamicTest> everyBadValueIsOneLineAndExitStatusTwo() {
         return Stream.of(

@@ -149,6 +149,30 @@ class KafkaSourceTest {
     }
 
     @Test
+    void whileTheStoreKeepsNothingNoOffsetIsCommittedAndTheRecordIsReadAgainOnceItDoes(TestKafka kafka)
+            throws Exception {
+        String topic = topic(kafka, 1);
+        String group = "group-" + UUID.randomUUID();
+        Path folder = dir.resolve("store");
+        try (CapturedLog log = new CapturedLog();
+             RunningCollector collector = RunningCollector.startOn(folder.resolve("mcpd.db"), Map.of("MCPD_SOURCE",
+                     "kafka://" + kafka.bootstrap() + "/" + topic, "MCPD_SOURCE_GROUP", group))) {
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(folder)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+            send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "while-gone", 1, EMPTY)));
+            await().atMost(PATIENCE).until(() -> log.events("dev.mcpd.collector.KafkaSource", Level.WARN).stream()
+                    .anyMatch(e -> e.getFormattedMessage().contains("store not answering, 1 records read again")));
+            assertEquals(-1, committed(kafka, group, topic), "no offset committed for a record the store did not keep");
+
+            java.nio.file.Files.createDirectories(folder);
+            await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 1);
+            assertEquals(Map.of("while-gone", 1), StoredBatches.countsByKey(collector.dataFile()),
+                    "read again and archived in the store that is back");
+        }
+    }
+
+    @Test
     void whileItsBrokersCannotBeReachedTheCollectorSaysDegraded(@TempDir Path brokerDir) throws Exception {
         try (TestKafka kafka = TestKafka.start(brokerDir)) {
             String topic = topic(kafka, 1);

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.delivery.Backoff;
 import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestKafka;
 import java.io.ByteArrayOutputStream;
@@ -28,9 +29,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.zip.GZIPOutputStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -151,6 +156,9 @@ class KafkaUpstreamTest {
             assertEquals("delivered", answer.headers().firstValue("mcpd-relay").orElseThrow());
             JsonNode placed = new ObjectMapper().readTree(answer.body());
             assertEquals(topic, placed.get("topic").asText());
+            JsonNode documented = new ObjectMapper().readTree(DocExample.block(Path.of("docs/kafka.md"),
+                    "kafka-wait-answer"));
+            assertEquals(fieldsOf(documented), fieldsOf(placed), "docs/kafka.md shows the answer's fields");
             ConsumerRecord<String, byte[]> record = kafka.read(topic, 1).get(0);
             assertEquals(record.partition(), placed.get("partition").asInt());
             assertEquals(record.offset(), placed.get("offset").asLong());
@@ -198,23 +206,42 @@ class KafkaUpstreamTest {
     }
 
     @Test
-    void theProducerAsksForEveryReplicaAndIdempotence(TestKafka kafka) throws Exception {
+    void theProducerRunsWithTheSettingsDocsKafkaMdShows(TestKafka kafka) throws Exception {
         String topic = topic(kafka, 1, Map.of());
         try (CapturedLog log = new CapturedLog();
-             RunningRelay relay = relay("kafka://" + kafka.bootstrap() + "/" + topic)) {
+             RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", "kafka://" + kafka.bootstrap()
+                     + "/" + topic), RelayApplication.Tuning.standard())) {
             post(relay, "/v1/ingest", "{}".getBytes(StandardCharsets.UTF_8), "Content-Type", "application/json");
             awaitSpoolEmpty(relay);
-            String settings = log.events("org.apache.kafka.clients.producer.ProducerConfig", Level.INFO).stream()
-                    .map(e -> e.getFormattedMessage()).filter(m -> m.contains("mcpd-relay-upstream-1"))
-                    .findFirst().orElseThrow();
-            for (String setting : List.of("acks = -1", "enable.idempotence = true",
-                    "max.in.flight.requests.per.connection = 5", "delivery.timeout.ms = 5000",
-                    "value.serializer = class org.apache.kafka.common.serialization.ByteArraySerializer",
-                    "key.serializer = class org.apache.kafka.common.serialization.StringSerializer",
+            String settings = producerConfig(log);
+            Matcher row = Pattern.compile("(?m)^\\| `([a-z.]+)` \\| `?([0-9 a-z]+)`? \\|").matcher(
+                    DocExample.table(Path.of("docs/kafka.md"), "| setting | value | why |"));
+            int rows = 0;
+            while (row.find()) {
+                String value = row.group(2).replace(" ", "").replace("all", "-1");
+                assertTrue(settings.contains(row.group(1) + " = " + value), row.group(1) + " = " + value + " in "
+                        + settings);
+                rows++;
+            }
+            assertEquals(7, rows, "every setting with a value of its own in the table is checked");
+            for (String setting : List.of("value.serializer = class " + ByteArraySerializer.class.getName(),
+                    "key.serializer = class " + StringSerializer.class.getName(),
                     "bootstrap.servers = [" + kafka.bootstrap() + "]")) {
                 assertTrue(settings.contains(setting), setting + " in " + settings);
             }
         }
+    }
+
+    private static String producerConfig(CapturedLog log) {
+        return log.events("org.apache.kafka.clients.producer.ProducerConfig", Level.INFO).stream()
+                .map(e -> e.getFormattedMessage()).filter(m -> m.contains("mcpd-relay-upstream-1"))
+                .findFirst().orElseThrow();
+    }
+
+    private static java.util.Set<String> fieldsOf(JsonNode object) {
+        java.util.Set<String> fields = new java.util.TreeSet<>();
+        object.fieldNames().forEachRemaining(fields::add);
+        return fields;
     }
 
     @Test
