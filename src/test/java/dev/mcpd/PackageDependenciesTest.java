@@ -38,10 +38,11 @@ class PackageDependenciesTest {
             Map.entry("tls", Set.of("config", "logs")),
             Map.entry("http", Set.of("config", "logs", "routing", "tls", "wire")),
             Map.entry("ingest", Set.of("http", "spool", "config", "logs", "routing", "wire")),
-            Map.entry("delivery", Set.of("spool", "config", "logs", "routing", "tls", "wire")),
-            Map.entry("observability", Set.of("http", "delivery", "spool", "config", "logs", "wire")),
+            Map.entry("upstream", Set.of("config", "wire")),
+            Map.entry("delivery", Set.of("upstream", "spool", "config", "logs", "routing", "tls", "wire")),
+            Map.entry("observability", Set.of("http", "delivery", "upstream", "spool", "config", "logs", "wire")),
             Map.entry("collector", Set.of("http", "observability", "config", "logs", "routing", "wire")),
-            Map.entry("relay", Set.of("http", "ingest", "delivery", "observability", "spool", "config", "routing")),
+            Map.entry("relay", Set.of("http", "ingest", "delivery", "upstream", "observability", "spool", "config", "routing")),
             Map.entry("cli", Set.of("relay", "collector", "spool", "config", "logs")));
 
     static Map<String, Set<String>> imports() throws IOException {
@@ -85,5 +86,21 @@ class PackageDependenciesTest {
                 }
             }
         }
+    }
+
+    /** The storage engine and the upstreams' state are plain Java, tested without a Camel context. */
+    @Test
+    void theSpoolAndTheUpstreamsStateUseNoCamel() throws IOException {
+        List<String> camel = new ArrayList<>();
+        for (String plain : List.of("spool", "upstream")) {
+            try (Stream<Path> files = Files.walk(SOURCES.resolve(plain))) {
+                for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                    if (Files.readString(file).contains("org.apache.camel")) {
+                        camel.add(SOURCES.relativize(file).toString());
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), camel);
     }
 }

@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalInt;

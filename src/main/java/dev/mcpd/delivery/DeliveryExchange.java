@@ -1,5 +1,8 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.BatchAnswer;
+
 import dev.mcpd.spool.SpoolEntry;
 import org.apache.camel.Exchange;
 

@@ -1,5 +1,9 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+
+import dev.mcpd.upstream.BatchAnswer;
+
 import dev.mcpd.spool.EntryFates;
 import dev.mcpd.wire.Otlp;
 import dev.mcpd.logs.RateLimitedLog;

@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+
 import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.config.TlsFiles;
 import java.time.Duration;

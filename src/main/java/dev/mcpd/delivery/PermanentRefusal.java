@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+
 import dev.mcpd.spool.DeadLetters;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;

@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.UpstreamBoard;
+
 import dev.mcpd.spool.Spool;
 import java.util.Map;
 import org.apache.camel.AsyncProcessor;

@@ -1,5 +1,10 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.DeliveryStopped;
+
+import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.UpstreamBoard;
+
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;

@@ -1,5 +1,13 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.RetryAfter;
+import dev.mcpd.upstream.BatchAnswer;
+import dev.mcpd.upstream.DeliveryStopped;
+
+import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamWindow;
+
 import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.wire.RequestTarget;

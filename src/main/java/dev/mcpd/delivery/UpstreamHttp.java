@@ -1,5 +1,9 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamOffer;
+
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.wire.Http2Windows;
 import dev.mcpd.logs.RootCause;

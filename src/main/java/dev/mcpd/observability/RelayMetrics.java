@@ -2,7 +2,7 @@ package dev.mcpd.observability;
 
 import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.SpoolExpiry;
-import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import io.micrometer.core.instrument.FunctionCounter;

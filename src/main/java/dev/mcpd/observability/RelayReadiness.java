@@ -1,7 +1,7 @@
 package dev.mcpd.observability;
 
 import dev.mcpd.config.InternalTuning;
-import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.spool.Spool;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.delivery.DeliveryWorkers;
-import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.http.Answers;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.ReplayInbox;

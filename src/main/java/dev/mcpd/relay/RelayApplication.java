@@ -2,8 +2,8 @@ package dev.mcpd.relay;
 
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.delivery.Backoff;
-import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.upstream.Backoff;
+import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.http.RoleHost;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;

@@ -18,7 +18,7 @@ import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.StatusPolicy;
-import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttp;
 import dev.mcpd.delivery.KafkaUpstreams;

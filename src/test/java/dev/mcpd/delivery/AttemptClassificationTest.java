@@ -1,5 +1,7 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.upstream.Upstream;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

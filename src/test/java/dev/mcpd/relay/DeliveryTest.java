@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.mcpd.delivery.Backoff;
+import dev.mcpd.upstream.Backoff;
 import dev.mcpd.ingest.IdempotencyKey;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

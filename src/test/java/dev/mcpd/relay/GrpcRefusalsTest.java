@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.rpc.RetryInfo;
-import dev.mcpd.delivery.Backoff;
+import dev.mcpd.upstream.Backoff;
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.GrpcClient;

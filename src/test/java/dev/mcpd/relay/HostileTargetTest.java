@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.mcpd.delivery.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.RawHttp;

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.mcpd.delivery.Backoff;
+import dev.mcpd.upstream.Backoff;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.TestCertificates;

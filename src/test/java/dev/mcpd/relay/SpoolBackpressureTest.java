@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.delivery.Backoff;
+import dev.mcpd.upstream.Backoff;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.delivery.Backoff;
+import dev.mcpd.upstream.Backoff;
 import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.OtlpTelemetry;

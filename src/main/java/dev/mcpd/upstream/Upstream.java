@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.wire.RequestTarget.InvalidTarget;

@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 /**
  * What an upstream's readiness probe showed it speaks: whether HTTP/2 can carry deliveries to it, and how, and whether

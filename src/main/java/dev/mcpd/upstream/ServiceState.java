@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 import dev.mcpd.config.Options;
 import java.time.Duration;
@@ -15,7 +15,7 @@ import java.util.OptionalInt;
 public final class ServiceState {
 
     /** How many checks in a row change the state. */
-    record Thresholds(int healthy, int unhealthy) {
+    public record Thresholds(int healthy, int unhealthy) {
         /** The options' defaults, not a copy of them. */
         static final Thresholds DEFAULT = new Thresholds(Options.HEALTHY_THRESHOLD.defaultValue().orElseThrow(),
                 Options.UNHEALTHY_THRESHOLD.defaultValue().orElseThrow());
@@ -35,7 +35,7 @@ public final class ServiceState {
     private long failed;
     private Check last;
 
-    ServiceState(Thresholds thresholds) {
+    public ServiceState(Thresholds thresholds) {
         this.thresholds = thresholds;
     }
 

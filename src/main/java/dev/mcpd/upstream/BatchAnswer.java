@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,16 +12,16 @@ import java.util.Optional;
  * An mcpd collector's answer to a relay batch: every entry's own status, in order, and for a refused one its reason
  * — {@code {"entries":[{"status":200,…}, {"status":400,"reason":"…"}]}}.
  */
-record BatchAnswer(List<EntryOutcome> entries) {
+public record BatchAnswer(List<EntryOutcome> entries) {
 
     /** One entry's outcome: archived (2xx), or refused with a status and a one-line reason; {@code node} as answered. */
-    record EntryOutcome(int status, String reason, JsonNode node) {
+    public record EntryOutcome(int status, String reason, JsonNode node) {
 
         /**
          * The rest of its object ({@code {"accepted":A,"duplicate":D,"rejected":R}}): what the collector answers for
          * it alone. Made only when a sender waits for it ({@code mcpd-relay-wait}), never for every delivered entry.
          */
-        byte[] counts() {
+        public byte[] counts() {
             ObjectNode counts = node.isObject() ? ((ObjectNode) node).deepCopy() : JSON.createObjectNode();
             counts.remove(List.of("status", "reason"));
             try {
@@ -37,7 +37,7 @@ record BatchAnswer(List<EntryOutcome> entries) {
     private static final int MAX_REASON_CHARS = 300;
 
     /** The outcomes of a batch of {@code size} entries; empty when the answer is not one (then the batch is retried). */
-    static Optional<BatchAnswer> parse(byte[] answer, int size) {
+    public static Optional<BatchAnswer> parse(byte[] answer, int size) {
         JsonNode root;
         try {
             root = JSON.readTree(answer);

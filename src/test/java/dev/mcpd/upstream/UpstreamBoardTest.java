@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 /** Delivery of an entry was given up because the relay is stopping; the entry stays in the spool. */
 public final class DeliveryStopped extends RuntimeException {

@@ -1,4 +1,4 @@
-package dev.mcpd.delivery;
+package dev.mcpd.upstream;
 
 import dev.mcpd.config.InternalTuning;
 import java.time.Duration;
