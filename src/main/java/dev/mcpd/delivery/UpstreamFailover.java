@@ -220,7 +220,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
         if (shipment.batch() && attempt.kind() == Attempt.Kind.PERMANENT) {
             // The request as a whole was refused (its framing, its size, its key): each entry goes alone and gets
             // its own answer; none is dead-lettered for the batch.
-            board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), 0);
+            board.refusedPermanently(upstream, attempt.status(), attempt.latency(), 0);
             recordFailure(shipment.entries(), upstream, attempt.cause() + " to a batch of " + shipment.size());
             throw new SendAlone(upstream.label() + " refused the batch with " + attempt.cause());
         }
@@ -236,14 +236,14 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             long refused = batchAnswer.get().entries().stream()
                     .filter(e -> statuses.classify(e.status()) == Attempt.Kind.PERMANENT).count();
             if (refused > 0) {
-                board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency(), (int) refused);
+                board.refusedPermanently(upstream, attempt.status(), attempt.latency(), (int) refused);
             }
             waitForRetryableEntries(upstream, shipment, batchAnswer.get(), answer, attempt.latency());
             DeliveryExchange.setBatchAnswer(exchange, batchAnswer.get());
         } else if (attempt.kind() == Attempt.Kind.DELIVERED) {
             board.delivered(upstream, attempt.status().getAsInt(), attempt.latency(), shipment.size());
         } else {
-            board.refusedPermanently(upstream, attempt.status().getAsInt(), attempt.latency());
+            board.refusedPermanently(upstream, attempt.status(), attempt.latency(), 1);
         }
         DeliveryExchange.setAttempt(exchange, attempt);
     }
@@ -255,7 +255,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
      */
     private RuntimeException splitOrAlone(Upstream upstream, Shipment shipment, Attempt attempt) {
         int status = attempt.status().getAsInt();
-        board.refusedPermanently(upstream, status, attempt.latency(), 0);
+        board.refusedPermanently(upstream, OptionalInt.of(status), attempt.latency(), 0);
         String why = upstream.label() + " refused a merge of " + shipment.size() + " entries with " + status;
         if (status == 401 || status == 403 || status == 407) {
             splits.warn("merge-credential", "upstream=" + upstream.label() + " order=" + upstream.order()

@@ -62,29 +62,30 @@ public final class RelayMetrics {
                                 + " (OTLP partial success): delivered, never sent again")
                         .tags(tags.and("signal", signal)).register(registry);
             }
-            FunctionCounter.builder("mcpd.relay.delivered", board, viewOf(index, v -> v.delivered()))
+            FunctionCounter.builder("mcpd.relay.delivered", board, viewOf(index, v -> v.answers().delivered()))
                     .description("Requests an upstream accepted").tags(tags).register(registry);
-            FunctionCounter.builder("mcpd.relay.upstream.requests", board, viewOf(index, v -> v.requests()))
+            FunctionCounter.builder("mcpd.relay.upstream.requests", board, viewOf(index, v -> v.traffic().requests()))
                     .description("HTTP requests sent to an upstream (a relay batch is one; delivered counts entries)")
                     .tags(tags).register(registry);
-            FunctionCounter.builder("mcpd.relay.failed.attempts", board, viewOf(index, v -> v.failedAttempts()))
+            FunctionCounter.builder("mcpd.relay.failed.attempts", board,
+                    viewOf(index, v -> v.answers().failedAttempts()))
                     .description("Attempts an upstream did not accept").tags(tags).register(registry);
-            Gauge.builder("mcpd.relay.upstream.up", board, viewOf(index, v -> v.up() ? 1 : 0))
+            Gauge.builder("mcpd.relay.upstream.up", board, viewOf(index, v -> v.answers().up() ? 1 : 0))
                     .description("1 when the upstream answered in the last " + board.upWindow().toSeconds()
                             + " seconds, else 0").tags(tags)
                     .register(registry);
-            Gauge.builder("mcpd.relay.upstream.window", board, viewOf(index, v -> v.window()))
+            Gauge.builder("mcpd.relay.upstream.window", board, viewOf(index, v -> v.traffic().window()))
                     .description("Requests the upstream may have in flight now (its adaptive window)").tags(tags)
                     .register(registry);
-            Gauge.builder("mcpd.relay.upstream.in.flight", board, viewOf(index, v -> v.inFlight()))
+            Gauge.builder("mcpd.relay.upstream.in.flight", board, viewOf(index, v -> v.traffic().inFlight()))
                     .description("Requests in flight to the upstream").tags(tags).register(registry);
-            Gauge.builder("mcpd.relay.upstream.in.service", board, viewOf(index, v -> v.inService() ? 1 : 0))
+            Gauge.builder("mcpd.relay.upstream.in.service", board, viewOf(index, v -> v.checks().inService() ? 1 : 0))
                     .description("1 while the upstream is in service (its checks in a row), else 0").tags(tags)
                     .register(registry);
-            FunctionCounter.builder("mcpd.relay.health.checks", board, viewOf(index, v -> v.checksSucceeded()))
+            FunctionCounter.builder("mcpd.relay.health.checks", board, viewOf(index, v -> v.checks().succeeded()))
                     .description("Health checks of the upstream (probes and deliveries), by result")
                     .tags(tags.and("result", "success")).register(registry);
-            FunctionCounter.builder("mcpd.relay.health.checks", board, viewOf(index, v -> v.checksFailed()))
+            FunctionCounter.builder("mcpd.relay.health.checks", board, viewOf(index, v -> v.checks().failed()))
                     .description("Health checks of the upstream (probes and deliveries), by result")
                     .tags(tags.and("result", "failure")).register(registry);
         }

@@ -65,9 +65,9 @@ public final class RelayReadiness implements Supplier<ProbeAnswer.Verdict> {
 
     private String upstreamStates() {
         return board.views().stream().map(v -> v.upstream().label() + " " + v.state()
-                        + v.waitingUntil().map(until -> " until " + until.truncatedTo(ChronoUnit.SECONDS)
-                                + v.waitCause().map(c -> " after " + c).orElse("")).orElse("")
-                        + v.lastUp().map(t -> ", last up " + t.truncatedTo(ChronoUnit.SECONDS))
+                        + v.waiting().map(w -> w.until()).map(until -> " until " + until.truncatedTo(ChronoUnit.SECONDS)
+                                + v.waiting().map(w -> w.cause()).map(c -> " after " + c).orElse("")).orElse("")
+                        + v.answers().lastUp().map(t -> ", last up " + t.truncatedTo(ChronoUnit.SECONDS))
                                 .orElse(", never up"))
                 .collect(Collectors.joining("; "));
     }

@@ -18,6 +18,7 @@ import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.StatusPolicy;
+import dev.mcpd.upstream.ServiceState;
 import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttp;
@@ -92,8 +93,9 @@ public final class RelayBeans implements AutoCloseable {
         this.deadLetters = deadLetters;
         // One delivery timeout for both: the window counts an answer as lost when the HTTP client gives up on it.
         java.time.Duration deliveryTimeout = tuning.deliveryTimeout();
-        this.board = new UpstreamBoard(config.upstreams(), tuning.backoff(), tuning.clock(), tuning.upWindow(),
-                config.maxInFlight(), deliveryTimeout, config.healthyThreshold(), config.unhealthyThreshold());
+        this.board = new UpstreamBoard(config.upstreams(), new UpstreamBoard.Settings(tuning.backoff(),
+                tuning.upWindow(), config.maxInFlight(), deliveryTimeout,
+                new ServiceState.Thresholds(config.healthyThreshold(), config.unhealthyThreshold())), tuning.clock());
         this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, deliveryTimeout);
         this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, dev.mcpd.config.InternalTuning.DEFAULT.connectTimeout(),
                 config.maxBodyBytes(), config.tls());

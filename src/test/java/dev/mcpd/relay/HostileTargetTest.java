@@ -218,10 +218,11 @@ class HostileTargetTest {
                     "each 400, or 202 with the target reduced to a path and delivered; the 20 delivered at once;"
                             + " the upstream never waits",
                     "answers " + statuses + "; the 20 delivered within " + deliveredMillis + " ms of the last answer;"
-                            + " failed attempts " + view.failedAttempts() + ", dead letters "
+                            + " failed attempts " + view.answers().failedAttempts() + ", dead letters "
                             + relay.application().deadLetters().count(),
-                    statuses.stream().allMatch(s -> s == 400 || s == 202) && view.failedAttempts() == 0
-                            && view.consecutiveFailures() == 0 && relay.application().deadLetters().count() == 0);
+                    statuses.stream().allMatch(s -> s == 400 || s == 202) && view.answers().failedAttempts() == 0
+                            && view.answers().consecutiveFailures() == 0
+                            && relay.application().deadLetters().count() == 0);
             assertTrue(upstream.received().stream().allMatch(r -> r.uri().startsWith("/")));
         }
     }
@@ -258,9 +259,9 @@ class HostileTargetTest {
                             + " never waits",
                     why.size() + " in dead/ (" + why.stream().map(r -> r.path("reason").asText()).distinct()
                             .collect(Collectors.joining("; ")) + "); " + upstream.received().size()
-                            + " delivered; failed attempts " + view.failedAttempts(),
-                    allUnsendable && upstream.received().size() == 9 && view.failedAttempts() == 0
-                            && view.consecutiveFailures() == 0);
+                            + " delivered; failed attempts " + view.answers().failedAttempts(),
+                    allUnsendable && upstream.received().size() == 9 && view.answers().failedAttempts() == 0
+                            && view.answers().consecutiveFailures() == 0);
             assertTrue(upstream.received().stream().anyMatch(r -> r.uri().equals("/reduced")),
                     "an absolute-form target of an older relay goes to the upstream's own path");
         }

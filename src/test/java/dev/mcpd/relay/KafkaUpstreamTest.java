@@ -111,7 +111,7 @@ class KafkaUpstreamTest {
                     "Content-Encoding", "gzip", "x-mcpd-key", "sender-secret-2").statusCode());
             awaitSpoolEmpty(relay);
             assertEquals(0, relay.application().deadLetters().count());
-            assertEquals("kafka", relay.application().upstreams().views().get(0).protocol());
+            assertEquals("kafka", relay.application().upstreams().views().get(0).traffic().protocol());
         }
         long after = System.currentTimeMillis();
         List<ConsumerRecord<String, byte[]>> records = kafka.read(topic, 2);
@@ -182,7 +182,7 @@ class KafkaUpstreamTest {
             assertTrue(why.get("reason").asText().contains("RecordTooLargeException"), why.toString());
             assertEquals("kafka://" + kafka.bootstrap() + "/" + topic, why.get("upstream").asText());
             assertArrayEquals(large, relay.application().deadLetters().entries().get(0).request().body());
-            assertFalse(relay.application().upstreams().views().get(0).waiting(), "the topic is not to blame");
+            assertTrue(relay.application().upstreams().views().get(0).waiting().isEmpty(), "the topic is not to blame");
 
             post(relay, "/v1/ingest", "{}".getBytes(StandardCharsets.UTF_8), "Content-Type", "application/json");
             awaitSpoolEmpty(relay);

@@ -53,7 +53,7 @@ class SynchronousDeliveryTest {
              RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", collector.baseUrl()),
                      DeliveryTest.FAST)) {
             // mcpd serve takes relay batches: each entry's answer is its own outcome within the batch's answer
-            await().atMost(PATIENCE).until(() -> relay.application().upstreams().views().get(0).batches());
+            await().atMost(PATIENCE).until(() -> relay.application().upstreams().views().get(0).traffic().batches());
             String body = batch(3);
             HttpResponse<String> answer = post(relay, "/v1/ingest", "application/json", body, "10s");
             assertEquals(200, answer.statusCode(), answer.body());

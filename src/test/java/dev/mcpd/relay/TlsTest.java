@@ -237,7 +237,7 @@ class TlsTest {
                 await().atMost(Duration.ofSeconds(30)).until(() -> storedBatches(port, client) == 1);
                 // The health checks trust the same authority: they pass too.
                 await().atMost(Duration.ofSeconds(30)).until(() -> trusting.application().upstreams().views().get(0)
-                        .checksSucceeded() > 1);
+                        .checks().succeeded() > 1);
                 assertTrue(log.events("dev.mcpd.delivery.upstreams", ch.qos.logback.classic.Level.INFO).stream()
                         .anyMatch(e -> e.getFormattedMessage().contains("http2=alpn")),
                         "HTTP/2 over TLS is agreed by ALPN, and the log says so");
@@ -246,9 +246,9 @@ class TlsTest {
                     FAST)) {
                 assertEquals(202, send(ingest(jdkTrust.uri("/v1/ingest"))).statusCode());
                 await().atMost(Duration.ofSeconds(30)).until(() -> jdkTrust.application().upstreams().views().get(0)
-                        .failedAttempts() >= 3);
+                        .answers().failedAttempts() >= 3);
                 assertEquals(0, jdkTrust.application().deadLetters().count(), "a TLS failure is retried");
-                String why = jdkTrust.application().upstreams().views().get(0).lastCheck().orElseThrow().reason();
+                String why = jdkTrust.application().upstreams().views().get(0).checks().last().orElseThrow().reason();
                 assertTrue(why.contains("TLS: the upstream's certificate is not signed by an authority the relay"
                         + " trusts (name its CA with --upstream-ca)"), "said in the operator's words: " + why);
                 assertEquals(1, jdkTrust.spooled().size(), "and the entry waits in the spool");
@@ -275,7 +275,7 @@ class TlsTest {
                     "MCPD_UPSTREAM_CA", ca.caCert.toString()), FAST)) {
                 assertEquals(202, send(ingest(without.uri("/v1/ingest"))).statusCode());
                 await().atMost(Duration.ofSeconds(30)).until(() -> without.application().upstreams().views().get(0)
-                        .failedAttempts() >= 2);
+                        .answers().failedAttempts() >= 2);
                 assertEquals(0, without.application().deadLetters().count());
             }
         }

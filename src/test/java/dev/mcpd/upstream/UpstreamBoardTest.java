@@ -71,7 +71,8 @@ class UpstreamBoardTest {
     private final MutableClock clock = new MutableClock(start);
     private final FixedRandom random = new FixedRandom(0.5);
     private final Backoff backoff = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(60), random);
-    private final UpstreamBoard board = new UpstreamBoard(List.of(PRIMARY, SECONDARY), backoff, clock);
+    private final UpstreamBoard board = new UpstreamBoard(List.of(PRIMARY, SECONDARY),
+            UpstreamBoard.Settings.defaults(backoff), clock);
     private final Upstream primary = board.upstreams().get(0);
     private final Upstream secondary = board.upstreams().get(1);
     private ExecutorService executor;
@@ -84,7 +85,7 @@ class UpstreamBoardTest {
     }
 
     private Duration failWith503(Upstream upstream, Optional<Duration> retryAfter) {
-        return board.failed(upstream, "503", OptionalInt.of(503), retryAfter, LATENCY);
+        return board.failed(upstream, "503", OptionalInt.of(503), retryAfter, LATENCY, 1);
     }
 
     private UpstreamBoard.View view(Upstream upstream) {
@@ -97,15 +98,15 @@ class UpstreamBoardTest {
     void aDeliveryBeforeAnyProbeSaidWhatTheUpstreamOffersAsksForACheckAtOnceAtMostOnceASecond() {
         List<Upstream> asked = new java.util.ArrayList<>();
         board.whenOfferUnknown(asked::add);
-        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
         board.delivered(primary, 200, LATENCY, 1);
         assertEquals(List.of(primary), asked, "once a second at most");
         clock.advance(Duration.ofSeconds(1));
-        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
         assertEquals(List.of(primary, primary), asked);
         board.offers(primary, new UpstreamOffer(UpstreamOffer.Http2.PRIOR_KNOWLEDGE, true));
         clock.advance(Duration.ofSeconds(1));
-        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
         assertEquals(List.of(primary, primary), asked, "a probe said what it offers: nothing more to ask");
     }
 
@@ -117,20 +118,20 @@ class UpstreamBoardTest {
         assertEquals(Optional.of(secondary), board.firstReady(), "one good check is not the healthy threshold (2)");
         board.probed(primary, OptionalInt.of(200), LATENCY);
         assertEquals(Optional.of(primary), board.firstReady());
-        assertFalse(view(primary).waiting());
+        assertTrue(view(primary).waiting().isEmpty());
     }
 
     @Test
     void failedChecksInARowTakeAnUpstreamOutOfServiceAndDeliveryPassesOverIt() {
         board.probed(primary, OptionalInt.of(503), LATENCY);
         board.probed(primary, OptionalInt.of(503), LATENCY);
-        assertTrue(view(primary).inService(), "2 of the 3 failed checks the unhealthy threshold asks");
+        assertTrue(view(primary).checks().inService(), "2 of the 3 failed checks the unhealthy threshold asks");
         board.probed(primary, OptionalInt.empty(), LATENCY);
-        assertFalse(view(primary).inService());
-        assertFalse(view(primary).waiting(), "out of service is not a wait: no backoff is running");
+        assertFalse(view(primary).checks().inService());
+        assertTrue(view(primary).waiting().isEmpty(), "out of service is not a wait: no backoff is running");
         assertEquals(Optional.of(secondary), board.firstReady());
-        assertEquals(3, view(primary).checkFailuresInARow());
-        assertEquals(3, view(primary).checksFailed());
+        assertEquals(3, view(primary).checks().failuresInARow());
+        assertEquals(3, view(primary).checks().failed());
     }
 
     @Test
@@ -139,7 +140,7 @@ class UpstreamBoardTest {
             board.probed(primary, OptionalInt.of(503), LATENCY);
             board.probed(secondary, OptionalInt.of(503), LATENCY);
         }
-        assertFalse(view(primary).inService() || view(secondary).inService());
+        assertFalse(view(primary).checks().inService() || view(secondary).checks().inService());
         assertEquals(Optional.of(primary), board.firstReady(), "fail open: the primary first");
     }
 
@@ -147,10 +148,10 @@ class UpstreamBoardTest {
     void aSuccessStartsTheCountOfFailuresAgain() {
         board.probed(primary, OptionalInt.of(503), LATENCY);
         board.probed(primary, OptionalInt.of(503), LATENCY);
-        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
         board.probed(primary, OptionalInt.of(503), LATENCY);
         board.probed(primary, OptionalInt.of(503), LATENCY);
-        assertTrue(view(primary).inService(), "never 3 failures in a row");
+        assertTrue(view(primary).checks().inService(), "never 3 failures in a row");
     }
 
     @Test
@@ -158,7 +159,7 @@ class UpstreamBoardTest {
         failWith503(primary, Optional.of(Duration.ofSeconds(30)));
         board.probed(primary, OptionalInt.of(200), LATENCY);
         assertEquals(Optional.of(secondary), board.firstReady());
-        assertTrue(view(primary).waiting());
+        assertTrue(view(primary).waiting().isPresent());
     }
 
     @Test
@@ -171,26 +172,26 @@ class UpstreamBoardTest {
 
     @Test
     void anUpstreamWhoseDeliveriesFailManyTimesInARowIsNotUpHoweverItsProbesAnswer() {
-        for (int i = 1; i < UpstreamBoard.FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES; i++) {
+        for (int i = 1; i < UpstreamState.FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES; i++) {
             board.probed(primary, OptionalInt.of(200), LATENCY);
-            board.failed(primary, "Http2Exception", OptionalInt.empty(), Optional.empty(), LATENCY);
+            board.failed(primary, "Http2Exception", OptionalInt.empty(), Optional.empty(), LATENCY, 1);
         }
-        assertTrue(view(primary).up(), "a few failed deliveries between good probes");
-        board.failed(primary, "Http2Exception", OptionalInt.empty(), Optional.empty(), LATENCY);
+        assertTrue(view(primary).answers().up(), "a few failed deliveries between good probes");
+        board.failed(primary, "Http2Exception", OptionalInt.empty(), Optional.empty(), LATENCY, 1);
         board.probed(primary, OptionalInt.of(200), LATENCY);
-        assertFalse(view(primary).up(), "its probes answer, its deliveries have not for many attempts");
+        assertFalse(view(primary).answers().up(), "its probes answer, its deliveries have not for many attempts");
         assertFalse(board.anyUp());
-        board.delivered(primary, 200, LATENCY);
-        assertTrue(view(primary).up());
+        board.delivered(primary, 200, LATENCY, 1);
+        assertTrue(view(primary).answers().up());
     }
 
     @Test
     void waitsTheUpstreamAskedForDoNotOutweighItsProbes() {
-        for (int i = 0; i < UpstreamBoard.FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES; i++) {
+        for (int i = 0; i < UpstreamState.FAILED_DELIVERIES_THAT_OUTWEIGH_PROBES; i++) {
             failWith503(primary, Optional.of(Duration.ZERO));
             board.probed(primary, OptionalInt.of(200), LATENCY);
         }
-        assertTrue(view(primary).up(), "it answers, and asks for time: it is up");
+        assertTrue(view(primary).answers().up(), "it answers, and asks for time: it is up");
     }
 
     // --- order and choice ---------------------------------------------------------------------------------------
@@ -247,7 +248,7 @@ class UpstreamBoardTest {
 
     @Test
     void aFailureWithoutAnyAnswerAlsoPutsTheUpstreamIntoAWait() {
-        board.failed(primary, "connection refused", OptionalInt.empty(), Optional.empty(), LATENCY);
+        board.failed(primary, "connection refused", OptionalInt.empty(), Optional.empty(), LATENCY, 1);
         assertEquals(Optional.of(secondary), board.firstReady());
     }
 
@@ -257,7 +258,7 @@ class UpstreamBoardTest {
     void theWaitIsExactlyTheRetryAfterTheUpstreamNamed() {
         Duration wait = failWith503(primary, Optional.of(Duration.ofSeconds(30)));
         assertEquals(Duration.ofSeconds(30), wait);
-        assertEquals(Optional.of(start.plusSeconds(30)), view(primary).waitingUntil());
+        assertEquals(Optional.of(start.plusSeconds(30)), view(primary).waiting().map(w -> w.until()));
     }
 
     @Test
@@ -314,17 +315,17 @@ class UpstreamBoardTest {
         for (int i = 0; i < 4; i++) {
             clock.advance(failWith503(primary, Optional.empty()));
         }
-        board.delivered(primary, 200, LATENCY);
-        assertEquals(0, view(primary).consecutiveFailures());
+        board.delivered(primary, 200, LATENCY, 1);
+        assertEquals(0, view(primary).answers().consecutiveFailures());
         assertEquals(Duration.ofMillis(999), failWith503(primary, Optional.empty()));
     }
 
     @Test
     void aDeliveryEndsTheWaitOfThatUpstream() {
         failWith503(primary, Optional.of(Duration.ofSeconds(30)));
-        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
         assertEquals(Optional.of(primary), board.firstReady());
-        assertFalse(view(primary).waiting());
+        assertTrue(view(primary).waiting().isEmpty());
     }
 
     @Test
@@ -346,12 +347,12 @@ class UpstreamBoardTest {
 
     @Test
     void aPermanentRefusalDoesNotPutTheUpstreamIntoAWait() {
-        board.refusedPermanently(primary, 400, LATENCY);
+        board.refusedPermanently(primary, OptionalInt.of(400), LATENCY, 1);
         assertEquals(Optional.of(primary), board.firstReady());
         UpstreamBoard.View view = view(primary);
-        assertFalse(view.waiting());
-        assertEquals(Optional.empty(), view.waitingUntil());
-        assertEquals(0, view.consecutiveFailures());
+        assertFalse(view.waiting().isPresent());
+        assertEquals(Optional.empty(), view.waiting().map(w -> w.until()));
+        assertEquals(0, view.answers().consecutiveFailures());
     }
 
     // --- views --------------------------------------------------------------------------------------------------
@@ -359,15 +360,15 @@ class UpstreamBoardTest {
     @Test
     void aFreshBoardReportsEveryUpstreamReadyAndUnused() {
         for (UpstreamBoard.View view : board.views()) {
-            assertFalse(view.waiting());
-            assertEquals(Optional.empty(), view.waitingUntil());
-            assertEquals(Optional.empty(), view.waitCause());
-            assertEquals(0, view.consecutiveFailures());
-            assertEquals(OptionalInt.empty(), view.lastStatus());
-            assertEquals(Optional.empty(), view.lastLatency());
-            assertEquals(Optional.empty(), view.lastAnswer());
-            assertEquals(0, view.delivered());
-            assertEquals(0, view.failedAttempts());
+            assertFalse(view.waiting().isPresent());
+            assertEquals(Optional.empty(), view.waiting().map(w -> w.until()));
+            assertEquals(Optional.empty(), view.waiting().map(w -> w.cause()));
+            assertEquals(0, view.answers().consecutiveFailures());
+            assertEquals(OptionalInt.empty(), view.answers().lastStatus());
+            assertEquals(Optional.empty(), view.answers().lastLatency());
+            assertEquals(Optional.empty(), view.answers().lastAnswer());
+            assertEquals(0, view.answers().delivered());
+            assertEquals(0, view.answers().failedAttempts());
         }
         assertEquals(List.of(primary, secondary), board.views().stream().map(UpstreamBoard.View::upstream).toList());
     }
@@ -375,26 +376,26 @@ class UpstreamBoardTest {
     @Test
     void theViewOfAWaitingUpstreamSaysUntilWhenAndWhy() {
         board.failed(primary, "503 Service Unavailable", OptionalInt.of(503), Optional.of(Duration.ofSeconds(30)),
-                LATENCY);
+                LATENCY, 1);
         UpstreamBoard.View view = view(primary);
-        assertTrue(view.waiting());
-        assertEquals(Optional.of(start.plusSeconds(30)), view.waitingUntil());
-        assertEquals(Optional.of("503 Service Unavailable"), view.waitCause());
-        assertEquals(1, view.consecutiveFailures());
-        assertEquals(OptionalInt.of(503), view.lastStatus());
-        assertEquals(Optional.of(LATENCY), view.lastLatency());
-        assertEquals(Optional.of(start), view.lastAnswer());
-        assertEquals(0, view.delivered());
-        assertEquals(1, view.failedAttempts());
+        assertTrue(view.waiting().isPresent());
+        assertEquals(Optional.of(start.plusSeconds(30)), view.waiting().map(w -> w.until()));
+        assertEquals(Optional.of("503 Service Unavailable"), view.waiting().map(w -> w.cause()));
+        assertEquals(1, view.answers().consecutiveFailures());
+        assertEquals(OptionalInt.of(503), view.answers().lastStatus());
+        assertEquals(Optional.of(LATENCY), view.answers().lastLatency());
+        assertEquals(Optional.of(start), view.answers().lastAnswer());
+        assertEquals(0, view.answers().delivered());
+        assertEquals(1, view.answers().failedAttempts());
     }
 
     @Test
     void theViewOfAnotherUpstreamIsUntouchedByAFailure() {
         failWith503(primary, Optional.of(Duration.ofSeconds(30)));
         UpstreamBoard.View view = view(secondary);
-        assertFalse(view.waiting());
-        assertEquals(0, view.failedAttempts());
-        assertEquals(OptionalInt.empty(), view.lastStatus());
+        assertFalse(view.waiting().isPresent());
+        assertEquals(0, view.answers().failedAttempts());
+        assertEquals(OptionalInt.empty(), view.answers().lastStatus());
     }
 
     @Test
@@ -402,26 +403,26 @@ class UpstreamBoardTest {
         failWith503(primary, Optional.of(Duration.ofSeconds(30)));
         clock.advance(Duration.ofSeconds(30));
         UpstreamBoard.View view = view(primary);
-        assertFalse(view.waiting());
-        assertEquals(Optional.empty(), view.waitingUntil());
-        assertEquals(Optional.empty(), view.waitCause());
-        assertEquals(1, view.consecutiveFailures());
-        assertEquals(1, view.failedAttempts());
+        assertFalse(view.waiting().isPresent());
+        assertEquals(Optional.empty(), view.waiting().map(w -> w.until()));
+        assertEquals(Optional.empty(), view.waiting().map(w -> w.cause()));
+        assertEquals(1, view.answers().consecutiveFailures());
+        assertEquals(1, view.answers().failedAttempts());
     }
 
     @Test
     void theViewCountsDeliveriesAndFailedAttempts() {
-        board.delivered(primary, 200, LATENCY);
-        board.delivered(primary, 202, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
+        board.delivered(primary, 202, LATENCY, 1);
         failWith503(primary, Optional.of(Duration.ZERO));
-        board.refusedPermanently(primary, 422, LATENCY);
-        board.delivered(primary, 204, Duration.ofMillis(3));
+        board.refusedPermanently(primary, OptionalInt.of(422), LATENCY, 1);
+        board.delivered(primary, 204, Duration.ofMillis(3), 1);
         UpstreamBoard.View view = view(primary);
-        assertEquals(3, view.delivered());
-        assertEquals(2, view.failedAttempts());
-        assertEquals(OptionalInt.of(204), view.lastStatus());
-        assertEquals(Optional.of(Duration.ofMillis(3)), view.lastLatency());
-        assertEquals(0, view.consecutiveFailures());
+        assertEquals(3, view.answers().delivered());
+        assertEquals(2, view.answers().failedAttempts());
+        assertEquals(OptionalInt.of(204), view.answers().lastStatus());
+        assertEquals(Optional.of(Duration.ofMillis(3)), view.answers().lastLatency());
+        assertEquals(0, view.answers().consecutiveFailures());
     }
 
     @Test
@@ -429,37 +430,37 @@ class UpstreamBoardTest {
         failWith503(primary, Optional.of(Duration.ZERO));
         failWith503(primary, Optional.of(Duration.ZERO));
         failWith503(primary, Optional.of(Duration.ZERO));
-        assertEquals(3, view(primary).consecutiveFailures());
-        assertEquals(3, view(primary).failedAttempts());
+        assertEquals(3, view(primary).answers().consecutiveFailures());
+        assertEquals(3, view(primary).answers().failedAttempts());
     }
 
     @Test
     void aPermanentRefusalIsCountedAsAFailedAttemptWithItsStatus() {
-        board.refusedPermanently(primary, 413, LATENCY);
+        board.refusedPermanently(primary, OptionalInt.of(413), LATENCY, 1);
         UpstreamBoard.View view = view(primary);
-        assertEquals(1, view.failedAttempts());
-        assertEquals(OptionalInt.of(413), view.lastStatus());
-        assertEquals(Optional.of(start), view.lastAnswer());
-        assertEquals(0, view.delivered());
+        assertEquals(1, view.answers().failedAttempts());
+        assertEquals(OptionalInt.of(413), view.answers().lastStatus());
+        assertEquals(Optional.of(start), view.answers().lastAnswer());
+        assertEquals(0, view.answers().delivered());
     }
 
     @Test
     void aFailureWithoutAnAnswerDoesNotCountAsTheUpstreamAnswering() {
-        board.delivered(primary, 200, LATENCY);
+        board.delivered(primary, 200, LATENCY, 1);
         clock.advance(Duration.ofSeconds(5));
-        board.failed(primary, "connection refused", OptionalInt.empty(), Optional.empty(), Duration.ofSeconds(2));
+        board.failed(primary, "connection refused", OptionalInt.empty(), Optional.empty(), Duration.ofSeconds(2), 1);
         UpstreamBoard.View view = view(primary);
-        assertEquals(Optional.of(start), view.lastAnswer(), "the last answer is still the delivery");
-        assertEquals(OptionalInt.of(200), view.lastStatus());
-        assertEquals(Optional.of(Duration.ofSeconds(2)), view.lastLatency());
-        assertEquals(Optional.of("connection refused"), view.waitCause());
+        assertEquals(Optional.of(start), view.answers().lastAnswer(), "the last answer is still the delivery");
+        assertEquals(OptionalInt.of(200), view.answers().lastStatus());
+        assertEquals(Optional.of(Duration.ofSeconds(2)), view.answers().lastLatency());
+        assertEquals(Optional.of("connection refused"), view.waiting().map(w -> w.cause()));
     }
 
     @Test
     void theLastAnswerIsWhenTheUpstreamLastAnswered() {
         clock.advance(Duration.ofSeconds(42));
-        board.delivered(secondary, 200, LATENCY);
-        assertEquals(Optional.of(start.plusSeconds(42)), view(secondary).lastAnswer());
+        board.delivered(secondary, 200, LATENCY, 1);
+        assertEquals(Optional.of(start.plusSeconds(42)), view(secondary).answers().lastAnswer());
     }
 
     // --- awaitReady -------------------------------------------------------------------------------------------
@@ -475,11 +476,12 @@ class UpstreamBoardTest {
 
     @Test
     void whenEveryUpstreamWaitsAwaitReadySleepsUntilTheEarliestWaitEndsWithoutBusyLooping() {
-        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), backoff, InstantSource.system());
+        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), UpstreamBoard.Settings.defaults(backoff),
+                InstantSource.system());
         Upstream realPrimary = real.upstreams().get(0);
         Upstream realSecondary = real.upstreams().get(1);
-        real.failed(realPrimary, "503", OptionalInt.of(503), Optional.of(Duration.ofSeconds(30)), LATENCY);
-        real.failed(realSecondary, "503", OptionalInt.of(503), Optional.of(Duration.ofMillis(300)), LATENCY);
+        real.failed(realPrimary, "503", OptionalInt.of(503), Optional.of(Duration.ofSeconds(30)), LATENCY, 1);
+        real.failed(realSecondary, "503", OptionalInt.of(503), Optional.of(Duration.ofMillis(300)), LATENCY, 1);
         AtomicInteger asked = new AtomicInteger();
 
         long began = System.nanoTime();
@@ -498,9 +500,10 @@ class UpstreamBoardTest {
 
     @Test
     void aStopRequestedWhileEveryUpstreamWaitsEndsAwaitReadyPromptly() {
-        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), backoff, InstantSource.system());
+        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), UpstreamBoard.Settings.defaults(backoff),
+                InstantSource.system());
         for (Upstream upstream : real.upstreams()) {
-            real.failed(upstream, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY);
+            real.failed(upstream, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY, 1);
         }
         AtomicInteger asked = new AtomicInteger();
 
@@ -517,9 +520,10 @@ class UpstreamBoardTest {
 
     @Test
     void closingTheBoardWakesAWaiterWhichThenStops() throws Exception {
-        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), backoff, InstantSource.system());
+        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), UpstreamBoard.Settings.defaults(backoff),
+                InstantSource.system());
         for (Upstream upstream : real.upstreams()) {
-            real.failed(upstream, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY);
+            real.failed(upstream, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY, 1);
         }
         CountDownLatch aboutToSleep = new CountDownLatch(1);
         executor = Executors.newSingleThreadExecutor();
@@ -552,11 +556,12 @@ class UpstreamBoardTest {
     void aNewShorterWaitWakesASleepingWaiterSoItDoesNotOversleep() throws Exception {
         // Both upstreams wait 10 minutes and the waiter sleeps up to a minute; a new failure of the secondary with
         // Retry-After 0 replaces its wait, and failed() signals the waiter, which takes the secondary at once.
-        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), backoff, InstantSource.system());
+        UpstreamBoard real = new UpstreamBoard(List.of(PRIMARY, SECONDARY), UpstreamBoard.Settings.defaults(backoff),
+                InstantSource.system());
         Upstream realPrimary = real.upstreams().get(0);
         Upstream realSecondary = real.upstreams().get(1);
-        real.failed(realPrimary, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY);
-        real.failed(realSecondary, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY);
+        real.failed(realPrimary, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY, 1);
+        real.failed(realSecondary, "503", OptionalInt.of(503), Optional.of(Duration.ofMinutes(10)), LATENCY, 1);
         AtomicInteger asked = new AtomicInteger();
         CountDownLatch firstCheck = new CountDownLatch(1);
         executor = Executors.newSingleThreadExecutor();
@@ -567,7 +572,7 @@ class UpstreamBoardTest {
         }, Duration.ofMinutes(1)));
         assertTrue(firstCheck.await(5, TimeUnit.SECONDS));
 
-        real.failed(realSecondary, "timeout", OptionalInt.empty(), Optional.of(Duration.ZERO), LATENCY);
+        real.failed(realSecondary, "timeout", OptionalInt.empty(), Optional.of(Duration.ZERO), LATENCY, 1);
 
         assertEquals(realSecondary, waiter.get(5, TimeUnit.SECONDS));
         assertEquals(1, asked.get(), "woken by the signal, not by a timeout");
