@@ -4,6 +4,7 @@ import dev.mcpd.routing.ExtensionPoint;
 import dev.mcpd.spool.SpoolEntry;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.support.AsyncProcessorSupport;
@@ -23,17 +24,21 @@ public final class AfterDelivery extends AsyncProcessorSupport {
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
         return point.each(exchange, callback, () -> {
-            Attempt attempt = DeliveryExchange.attempt(exchange);
-            int status = DeliveryExchange.batchAnswer(exchange).isPresent() ? 200 : attempt.status().orElse(0);
             List<Exchange> each = new ArrayList<>();
-            for (SpoolEntry entry : DeliveryExchange.delivered(exchange)) {
+            Optional<ShipmentOutcome> outcome = DeliveryExchange.outcome(exchange);
+            if (outcome.isEmpty() || outcome.get().upstream().isEmpty()) {
+                return each;
+            }
+            String upstream = outcome.get().upstream().get().label();
+            for (ShipmentOutcome.Delivered delivered : outcome.get().delivered()) {
+                SpoolEntry entry = delivered.entry();
                 Exchange one = new DefaultExchange(exchange.getContext());
                 one.getMessage().setHeader("McpdSeq", entry.seq());
                 one.getMessage().setHeader("McpdTarget", entry.request().target());
                 one.getMessage().setHeader("McpdIdempotencyKey", entry.request().idempotencyKey());
-                one.getMessage().setHeader("McpdUpstream", attempt.upstream().label());
-                one.getMessage().setHeader("McpdStatus", status);
-                one.getMessage().setBody(attempt.answer());
+                one.getMessage().setHeader("McpdUpstream", upstream);
+                one.getMessage().setHeader("McpdStatus", delivered.status());
+                one.getMessage().setBody(delivered.answer());
                 each.add(one);
             }
             return each;

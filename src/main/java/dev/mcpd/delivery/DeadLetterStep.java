@@ -1,24 +1,23 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.spool.EntryFates;
 import dev.mcpd.logs.SenderText;
+import dev.mcpd.routing.Resume;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
 import java.time.InstantSource;
-import org.apache.camel.Exchange;
-import dev.mcpd.routing.Resume;
 import java.util.List;
 import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
 import org.apache.camel.support.AsyncProcessorSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps each permanently refused (or unsendable) entry in dead/ with why, durably, and logs it: those the outcome found
- * refused (for the request, or an entry of a batch alone), or the entry of a shipment that failed with a
- * {@link PermanentRefusal} before it could be sent (the dead-letter configuration's step). Writing a dead letter forces
- * files: it runs off the event loop. The spool consumer then removes the entries from the spool, as for a delivery.
+ * Keeps each entry the outcome sends to dead/ — refused for good (the request, or an entry of a batch alone),
+ * unsendable, or expired — with why, durably, and logs it. Writing a dead letter forces files: it runs off the event
+ * loop. The spool consumer then removes the entries from the spool, as for a delivery.
  */
 public final class DeadLetterStep extends AsyncProcessorSupport {
 
@@ -39,28 +38,21 @@ public final class DeadLetterStep extends AsyncProcessorSupport {
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        List<Refused> refused = refusedIn(exchange);
+        List<ShipmentOutcome.DeadLettered> refused = DeliveryExchange.outcome(exchange)
+                .map(ShipmentOutcome::deadLettered).orElse(List.of());
         if (refused.isEmpty()) {
             callback.done(true);
             return true;
         }
         return Resume.blocking(exchange, callback, () -> {
-            for (Refused each : refused) {
+            for (ShipmentOutcome.DeadLettered each : refused) {
                 keep(each);
             }
         });
     }
 
-    private static List<Refused> refusedIn(Exchange exchange) {
-        PermanentRefusal thrown = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, PermanentRefusal.class);
-        if (thrown != null) {
-            return List.of(new Refused(DeliveryExchange.entry(exchange), thrown));
-        }
-        return DeliveryExchange.refused(exchange);
-    }
-
-    private void keep(Refused refused) throws IOException {
-        PermanentRefusal refusal = refused.refusal();
+    private void keep(ShipmentOutcome.DeadLettered refused) throws IOException {
+        PermanentRefusal refusal = refused.why();
         SpoolEntry entry = refused.entry();
         deadLetters.keep(entry, refusal.refusal(clock.instant()));
         // Told only once it is durable in dead/: a sender waiting for it learns the refusal.

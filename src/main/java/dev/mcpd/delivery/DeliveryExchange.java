@@ -1,29 +1,24 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.Upstream;
-import dev.mcpd.upstream.BatchAnswer;
-
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.upstream.Upstream;
+import java.util.Optional;
 import org.apache.camel.Exchange;
 
 /**
  * What the delivery route's steps hand each other on the exchange, in one place: the {@link Shipment} being delivered
  * (set by the spool consumer), the request it makes (set by {@link UpstreamRequest}), the upstream and target an attempt
- * goes to (set by the failover load balancer, read by {@link UpstreamHttp}), what came back (set by the sender), and the
- * final attempt (read by the steps after the load balancer).
+ * goes to (set by the failover load balancer, read by the senders), what came back (set by the sender), and how the
+ * exchange ends for each entry (set by the load balancer, read by the steps after it and by the spool consumer).
  */
 final class DeliveryExchange {
 
     private static final String SHIPMENT = "mcpd.shipment";
-    private static final String ATTEMPT = "mcpd.attempt";
     private static final String UPSTREAM = "mcpd.upstream";
     private static final String TARGET = "mcpd.upstream-target";
     private static final String REQUEST = "mcpd.request";
     private static final String ANSWER = "mcpd.answer";
-    private static final String AGAIN = "mcpd.again";
-    private static final String BATCH_ANSWER = "mcpd.batch-answer";
-    static final String DELIVERED = "mcpd.delivered";
-    static final String REFUSED = "mcpd.refused";
+    private static final String OUTCOME = "mcpd.outcome";
 
     private DeliveryExchange() {
     }
@@ -73,44 +68,13 @@ final class DeliveryExchange {
         return exchange.getProperty(ANSWER, UpstreamAnswer.class);
     }
 
-    /** Entries of a batch the upstream answered retryably, each for itself: they go back to the spool. */
-    static void setAgain(Exchange exchange, java.util.Set<Long> seqs) {
-        exchange.setProperty(AGAIN, java.util.Set.copyOf(seqs));
+    /** How the exchange ends for each entry: set once, by the load balancer (or before it, when nothing can be sent). */
+    static void setOutcome(Exchange exchange, ShipmentOutcome outcome) {
+        exchange.setProperty(OUTCOME, outcome);
     }
 
-    @SuppressWarnings("unchecked")
-    static java.util.Set<Long> again(Exchange exchange) {
-        java.util.Set<Long> seqs = exchange.getProperty(AGAIN, java.util.Set.class);
-        return seqs == null ? java.util.Set.of() : seqs;
-    }
-
-    /** The entries the final attempt delivered (empty until it is known). */
-    @SuppressWarnings("unchecked")
-    static java.util.List<SpoolEntry> delivered(Exchange exchange) {
-        java.util.List<SpoolEntry> entries = exchange.getProperty(DELIVERED, java.util.List.class);
-        return entries == null ? java.util.List.of() : entries;
-    }
-
-    /** The entries refused for good, each with its refusal (empty until it is known). */
-    @SuppressWarnings("unchecked")
-    static java.util.List<Refused> refused(Exchange exchange) {
-        java.util.List<Refused> entries = exchange.getProperty(REFUSED, java.util.List.class);
-        return entries == null ? java.util.List.of() : entries;
-    }
-
-    static void setBatchAnswer(Exchange exchange, BatchAnswer answer) {
-        exchange.setProperty(BATCH_ANSWER, answer);
-    }
-
-    static java.util.Optional<BatchAnswer> batchAnswer(Exchange exchange) {
-        return java.util.Optional.ofNullable(exchange.getProperty(BATCH_ANSWER, BatchAnswer.class));
-    }
-
-    static void setAttempt(Exchange exchange, Attempt attempt) {
-        exchange.setProperty(ATTEMPT, attempt);
-    }
-
-    static Attempt attempt(Exchange exchange) {
-        return exchange.getProperty(ATTEMPT, Attempt.class);
+    /** Empty until the outcome is decided (and when the exchange failed before it was). */
+    static Optional<ShipmentOutcome> outcome(Exchange exchange) {
+        return Optional.ofNullable(exchange.getProperty(OUTCOME, ShipmentOutcome.class));
     }
 }

@@ -1,9 +1,8 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.Upstream;
-
 import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.config.TlsFiles;
+import dev.mcpd.upstream.Upstream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

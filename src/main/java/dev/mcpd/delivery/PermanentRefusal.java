@@ -1,17 +1,17 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.Upstream;
-
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.upstream.Upstream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 
 /**
- * An entry that goes to dead/ rather than to another upstream: an upstream refused it for good (a 4xx other than
- * 408/429, or a Kafka broker's refusal of the record), or no request can be made of it at all (a stored target or method that cannot be sent anywhere). The
- * latter is the entry's fault, not the upstream's: no upstream is made to wait for it.
+ * Why an entry goes to dead/ rather than to another upstream: an upstream refused it for good (a 4xx other than
+ * 408/429, or a Kafka broker's refusal of the record); no request can be made of it at all (a stored target or method
+ * that cannot be sent anywhere: the entry's fault, not the upstream's, so no upstream is made to wait for it); or it
+ * waited longer than {@code --spool-max-age}.
  */
-public final class PermanentRefusal extends RuntimeException {
+public final class PermanentRefusal {
 
     /** How much of the upstream's answer is kept beside a dead letter. */
     static final int ANSWER_HEAD_BYTES = 1024;
@@ -19,7 +19,7 @@ public final class PermanentRefusal extends RuntimeException {
     private final String upstream;
     private final int status;
     private final String reason;
-    private final transient byte[] answerHead;
+    private final byte[] answerHead;
     private final String answerContentType;
 
     private final boolean expiry;
@@ -30,7 +30,6 @@ public final class PermanentRefusal extends RuntimeException {
 
     private PermanentRefusal(String upstream, int status, String reason, byte[] answerHead, String answerContentType,
                              boolean expiry) {
-        super("upstream " + upstream + ": " + reason, null, false, false);
         this.expiry = expiry;
         this.upstream = upstream;
         this.status = status;
@@ -39,11 +38,11 @@ public final class PermanentRefusal extends RuntimeException {
         this.answerContentType = answerContentType;
     }
 
-    /** The upstream answered with a permanent refusal, of this content type ("" when it named none). */
-    static PermanentRefusal refusedBy(Attempt attempt, String answerContentType) {
+    /** The upstream answered the attempt with a permanent refusal. */
+    static PermanentRefusal refusedBy(Attempt attempt) {
         return new PermanentRefusal(attempt.upstream().label(), attempt.status().orElse(0),
                 "refused with " + attempt.cause(), attempt.answerHead(ANSWER_HEAD_BYTES),
-                answerContentType == null ? "" : answerContentType);
+                attempt.contentType() == null ? "" : attempt.contentType());
     }
 
     /** The upstream refused this one entry of a relay batch for good, with its own status and reason. */

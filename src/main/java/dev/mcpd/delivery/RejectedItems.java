@@ -1,7 +1,6 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.upstream.Upstream;
-
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;

@@ -1,7 +1,7 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.wire.RequestTarget;
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.wire.RequestTarget;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,8 +1,7 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.UpstreamBoard;
-
 import dev.mcpd.spool.Spool;
+import dev.mcpd.upstream.UpstreamBoard;
 import java.util.Map;
 import org.apache.camel.AsyncProcessor;
 import org.apache.camel.Endpoint;

@@ -1,20 +1,17 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.DeliveryStopped;
-
-import dev.mcpd.upstream.Upstream;
-import dev.mcpd.upstream.UpstreamBoard;
-
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.upstream.DeliveryStopped;
+import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.UpstreamBoard;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -36,8 +33,10 @@ import org.slf4j.LoggerFactory;
  * entries that share a credential ({@link ShipmentPacker}). A lane is busy only until its shipment's request is sent:
  * the route waits for an upstream and a place in its window on the lane, then the request crosses the link
  * asynchronously and the lane takes the next entry. When the exchange completes — whichever thread its answer came
- * back on — the entry is removed from the spool (delivered, or kept in dead/) or given back (retried elsewhere, the
- * relay is stopping, or something failed that is not the upstream's answer). An entry is never out twice at once.
+ * back on — each entry is removed from the spool (delivered, or kept in dead/) or given back, as the exchange's
+ * {@link ShipmentOutcome} says (retried elsewhere, sent alone or in halves next time, the relay is stopping); when
+ * something failed that is not the upstream's answer, the entries are given back after a pause. An entry is never out
+ * twice at once.
  */
 final class SpoolConsumer extends DefaultConsumer {
 
@@ -190,8 +189,8 @@ final class SpoolConsumer extends DefaultConsumer {
     }
 
     /**
-     * Once a shipment's exchange has completed: each entry delivered or kept in dead/ leaves the spool; an entry the
-     * upstream asked to have again (a retryable answer for it alone), or a whole shipment that failed, is given back.
+     * Once a shipment's exchange has completed: each entry delivered or kept in dead/ leaves the spool; each given
+     * back returns to it, first in line, with the most entries the request that carries it next may hold.
      */
     private final class ShipmentCompletion extends SynchronizationAdapter {
         private final Shipment shipment;
@@ -203,18 +202,25 @@ final class SpoolConsumer extends DefaultConsumer {
         @Override
         public void onComplete(Exchange exchange) {
             budget.give(shipment.bytes());
-            Set<Long> again = DeliveryExchange.again(exchange);
-            for (SpoolEntry entry : shipment.entries()) {
-                if (again.contains(entry.seq())) {
-                    spool.release(entry.seq());
+            Optional<ShipmentOutcome> outcome = DeliveryExchange.outcome(exchange);
+            if (outcome.isEmpty()) {
+                afterFault("it ended without an outcome"); // every step that ends an exchange gives it one
+                return;
+            }
+            for (ShipmentOutcome.Fate fate : outcome.get().fates()) {
+                long seq = fate.entry().seq();
+                if (fate instanceof ShipmentOutcome.GivenBack back) {
+                    if (back.sendAtMost() != ShipmentOutcome.AS_PACKED) {
+                        atMost.put(seq, back.sendAtMost());
+                    }
+                    spool.release(seq);
                     continue;
                 }
-                attempts.finished(entry.seq());
+                attempts.finished(seq);
                 try {
-                    spool.done(entry.seq());
+                    spool.done(seq);
                 } catch (IOException | RuntimeException e) {
-                    LOG.error("seq={} was delivered but could not be removed from the spool: {}", entry.seq(),
-                            e.toString());
+                    LOG.error("seq={} was delivered but could not be removed from the spool: {}", seq, e.toString());
                 }
             }
         }
@@ -222,19 +228,13 @@ final class SpoolConsumer extends DefaultConsumer {
         @Override
         public void onFailure(Exchange exchange) {
             budget.give(shipment.bytes());
-            Exception failure = exchange.getException();
-            if (failure instanceof SendAlone) {
-                shipment.entries().forEach(entry -> atMost.put(entry.seq(), 1));
-            } else if (failure instanceof SplitMerge split) {
-                shipment.entries().forEach(entry -> atMost.put(entry.seq(), split.atMost()));
-            }
-            if (failure instanceof RetryElsewhere || failure instanceof DeliveryStopped || failure instanceof SendAlone
-                    || failure instanceof SplitMerge) {
-                releaseAll();
-                return;
-            }
+            afterFault(String.valueOf(exchange.getException()));
+        }
+
+        /** Something failed that is not the upstream's answer: the entries go out again after a pause. */
+        private void afterFault(String what) {
             LOG.error("delivery of seq={}{} failed and it stays in the spool: {}", shipment.first().seq(),
-                    shipment.size() > 1 ? " and " + (shipment.size() - 1) + " more" : "", String.valueOf(failure));
+                    shipment.size() > 1 ? " and " + (shipment.size() - 1) + " more" : "", what);
             ScheduledExecutorService scheduler = later;
             if (scheduler == null || scheduler.isShutdown()) {
                 releaseAll();

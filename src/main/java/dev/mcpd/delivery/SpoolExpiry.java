@@ -1,9 +1,9 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.spool.EntryFates;
 import dev.mcpd.config.DurationText;
 import dev.mcpd.spool.DeadLetter;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;

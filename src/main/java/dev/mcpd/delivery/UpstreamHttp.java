@@ -1,12 +1,11 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.InternalTuning;
+import dev.mcpd.logs.RootCause;
 import dev.mcpd.upstream.Upstream;
 import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.upstream.UpstreamOffer;
-
-import dev.mcpd.config.InternalTuning;
 import dev.mcpd.wire.Http2Windows;
-import dev.mcpd.logs.RootCause;
 import io.netty.handler.codec.http2.Http2Exception;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;

@@ -1,8 +1,7 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.Upstream;
-
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.upstream.Upstream;
 import dev.mcpd.wire.KafkaRecordHeaders;
 import dev.mcpd.wire.Otlp;
 import java.nio.charset.StandardCharsets;

@@ -1,12 +1,10 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.upstream.UpstreamOffer;
-
-import dev.mcpd.upstream.Upstream;
-import dev.mcpd.upstream.UpstreamBoard;
-
 import dev.mcpd.config.McpdVersion;
 import dev.mcpd.config.UpstreamProbeAddress;
+import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamOffer;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.wire.RequestTarget;
 import java.net.ConnectException;

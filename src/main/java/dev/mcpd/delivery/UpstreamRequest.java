@@ -1,10 +1,13 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.config.Secret;
-import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.wire.RelayBatch;
+import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -12,9 +15,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import io.vertx.core.MultiMap;
-import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpMethod;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -58,7 +58,9 @@ public final class UpstreamRequest implements Processor {
         }
         SpoolRequest request = shipment.first().request();
         if (!SENDABLE.contains(request.method())) {
-            throw PermanentRefusal.unsendable(NOT_SENT, "the stored method is not one an HTTP client sends");
+            DeliveryExchange.setOutcome(exchange, ShipmentOutcome.deadLettered(shipment.first(),
+                    PermanentRefusal.unsendable(NOT_SENT, "the stored method is not one an HTTP client sends")));
+            return;
         }
         MultiMap headers = HttpHeaders.headers().set("User-Agent", USER_AGENT);
         headers.set("Idempotency-Key", request.idempotencyKey());

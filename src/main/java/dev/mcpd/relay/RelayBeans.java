@@ -1,39 +1,32 @@
 package dev.mcpd.relay;
 
-import io.vertx.ext.web.RoutingContext;
-import io.vertx.core.Handler;
-import dev.mcpd.http.SenderKeyCheck;
-import dev.mcpd.observability.RelaySync;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.AfterDelivery;
+import dev.mcpd.delivery.AnswerPolicy;
+import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
-import dev.mcpd.delivery.EntryAttempts;
-import dev.mcpd.spool.EntryFates;
 import dev.mcpd.delivery.DeliveryWorkers;
-import dev.mcpd.delivery.ShipmentPacker;
+import dev.mcpd.delivery.EntryAttempts;
+import dev.mcpd.delivery.KafkaUpstreams;
 import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.ReplayIntake;
+import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.SpoolExpiry;
-import dev.mcpd.delivery.StatusPolicy;
-import dev.mcpd.upstream.ServiceState;
-import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttp;
-import dev.mcpd.delivery.KafkaUpstreams;
 import dev.mcpd.delivery.UpstreamKafka;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.delivery.UpstreamTls;
-import dev.mcpd.routing.ExtensionPoint;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RolePaths;
-import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.ingest.AwaitedAnswer;
+import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.RelayTargetCheck;
 import dev.mcpd.ingest.SpoolAdmission;
@@ -43,11 +36,18 @@ import dev.mcpd.observability.RelayMetrics;
 import dev.mcpd.observability.RelayReadiness;
 import dev.mcpd.observability.RelaySpoolAnswer;
 import dev.mcpd.observability.RelayStatus;
+import dev.mcpd.observability.RelaySync;
+import dev.mcpd.routing.ExtensionPoint;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.upstream.ServiceState;
+import dev.mcpd.upstream.UpstreamBoard;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Handler;
+import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.List;
@@ -139,11 +139,10 @@ public final class RelayBeans implements AutoCloseable {
                 new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()),
                 attempts), new SpoolWriteStep(spool, config.upstreamKey().isEmpty(), fates)));
         bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
-        bind.accept("upstreamFailover", new UpstreamFailover(board, statusPolicy(), expiry, attempts,
-                tuning.clock()));
+        bind.accept("upstreamFailover", new UpstreamFailover(board, new DeliveryOutcome(board, answerPolicy(), fates,
+                rejectedItems, attempts, tuning.clock()), expiry));
         bind.accept("upstreamHttp", upstreamHttp);
         bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.probeTimeout()));
-        bind.accept("deliveryOutcome", new DeliveryOutcome(statusPolicy(), fates, rejectedItems));
         bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);
@@ -175,8 +174,8 @@ public final class RelayBeans implements AutoCloseable {
         return spool;
     }
 
-    private StatusPolicy statusPolicy() {
-        return new StatusPolicy(config.upstreamKey().isPresent(), config.retryableStatuses());
+    private AnswerPolicy answerPolicy() {
+        return new AnswerPolicy(config.upstreamKey().isPresent(), config.retryableStatuses());
     }
 
     /** {@code --probe-interval-seconds}, unless the tuning (a test) sets one of its own. */
