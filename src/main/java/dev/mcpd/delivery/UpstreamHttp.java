@@ -15,11 +15,16 @@ import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.impl.VertxInternal;
+import java.net.URI;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -38,7 +43,8 @@ import org.apache.camel.support.CamelContextHelper;
  * <p>Each upstream has clients of its own (one per way of speaking HTTP/2 that its probe showed, see
  * {@link UpstreamOffer}: h2c with prior knowledge or by upgrade on {@code http://}, ALPN on {@code https://}, else
  * HTTP/1.1 keep-alive connections, as many as its window may need), and all its requests are made and answered on
- * one event loop. Why not camel-vertx-http: it hands every answer to a worker thread (an ordered
+ * one event loop. The health checks go through here too ({@link #check}): one HTTP stack, one TLS. Why not
+ * camel-vertx-http: it hands every answer to a worker thread (an ordered
  * {@code executeBlocking}) and copies every header both ways through a header filter; measured, those hand-offs were
  * most of what a delivery cost (bench/profile.sh).
  */
@@ -217,14 +223,85 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
         }
     }
 
+    /**
+     * What a health check reads of an answer.
+     *
+     * @param http2        whether it came over HTTP/2
+     * @param capabilities the {@code Mcpd-Capabilities} an mcpd collector names, as one list
+     */
+    record CheckAnswer(int status, boolean http2, List<String> capabilities) {
+    }
+
+    /**
+     * One health check of {@code upstream}: {@code GET url}, asking for HTTP/2 — by {@code Upgrade: h2c} on
+     * {@code http://} (a body-less GET is the request an upgrade is made for), by ALPN on {@code https://} — on the
+     * same Vert.x, TLS files and client settings as its deliveries, so what a check finds it speaks is what carries
+     * them. The whole answer (its body read and dropped) must come within {@code timeout}: else the future fails with
+     * a {@link TimeoutException}, and the stream is reset.
+     */
+    CompletableFuture<CheckAnswer> check(CamelContext camel, Upstream upstream, URI url, String userAgent,
+                                         Duration timeout) {
+        Client client = clients.computeIfAbsent(upstream.order() + " check", key -> made(camel,
+                checkOptions(timeout)));
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setAbsoluteURI(url.toString())
+                .putHeader("User-Agent", userAgent).setIdleTimeout(timeout.toMillis());
+        CompletableFuture<CheckAnswer> answer = new CompletableFuture<>();
+        client.context().runOnContext(unused -> client.http().request(options).onComplete(made -> {
+            if (made.failed()) {
+                answer.completeExceptionally(made.cause());
+                return;
+            }
+            HttpClientRequest request = made.result();
+            long timer = vertx.setTimer(timeout.toMillis(), fired -> {
+                TimeoutException late = new TimeoutException("no whole answer within " + timeout.toMillis() + " ms");
+                if (answer.completeExceptionally(late)) {
+                    request.reset(0, late);
+                }
+            });
+            answer.whenComplete((done, failure) -> vertx.cancelTimer(timer));
+            request.send().onComplete(sent -> {
+                if (sent.failed()) {
+                    answer.completeExceptionally(sent.cause());
+                    return;
+                }
+                HttpClientResponse response = sent.result();
+                response.exceptionHandler(answer::completeExceptionally);
+                response.handler(chunk -> { }); // the body says nothing a check reads
+                response.endHandler(ended -> answer.complete(new CheckAnswer(response.statusCode(),
+                        response.version() == HttpVersion.HTTP_2, response.headers()
+                        .getAll(UpstreamOffer.CAPABILITIES_HEADER).stream()
+                        .flatMap(value -> Arrays.stream(value.trim().split("[\\s,]+"))).toList())));
+            });
+        }));
+        return answer;
+    }
+
     private Client clientFor(CamelContext camel, Upstream upstream, UpstreamOffer.Http2 http2) {
-        return clients.computeIfAbsent(upstream.order() + " " + http2, key -> {
-            Vertx on = vertx(camel);
-            HttpClient made = on.createHttpClient(tls.applyTo(clientOptions(http2)));
-            // New files (a renewed client certificate, a new CA) for new connections; open ones keep theirs.
-            tls.onChange(ssl -> made.updateSSLOptions(ssl, true));
-            return new Client(made, ((VertxInternal) on).createEventLoopContext());
-        });
+        return clients.computeIfAbsent(upstream.order() + " " + http2, key -> made(camel, clientOptions(http2)));
+    }
+
+    private Client made(CamelContext camel, HttpClientOptions options) {
+        Vertx on = vertx(camel);
+        HttpClient made = on.createHttpClient(tls.applyTo(options));
+        // New files (a renewed client certificate, a new CA) for new connections; open ones keep theirs.
+        tls.onChange(ssl -> made.updateSSLOptions(ssl, true));
+        return new Client(made, ((VertxInternal) on).createEventLoopContext());
+    }
+
+    /** A check's client: one connection, HTTP/2 asked for both ways, connecting within the check's own timeout. */
+    private static HttpClientOptions checkOptions(Duration timeout) {
+        return new HttpClientOptions()
+                .setProtocolVersion(HttpVersion.HTTP_2)
+                .setHttp2ClearTextUpgrade(true)
+                .setUseAlpn(true)
+                .setMaxPoolSize(1)
+                .setHttp2MaxPoolSize(1)
+                .setKeepAlive(true)
+                .setConnectTimeout(Math.toIntExact(timeout.toMillis()))
+                .setIdleTimeout(IDLE_CONNECTION_SECONDS)
+                .setIdleTimeoutUnit(TimeUnit.SECONDS)
+                .setDecompressionSupported(false)
+                .setTryUseCompression(false);
     }
 
     /** The Vert.x instance the listener runs on (or, where none is in the registry, one of delivery's own). */

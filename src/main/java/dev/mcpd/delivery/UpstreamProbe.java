@@ -2,17 +2,15 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.config.McpdVersion;
 import dev.mcpd.config.UpstreamProbeAddress;
+import dev.mcpd.logs.RootCause;
 import dev.mcpd.upstream.Upstream;
 import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.upstream.UpstreamOffer;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.wire.RequestTarget;
+import io.netty.channel.ConnectTimeoutException;
 import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -20,11 +18,11 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -39,7 +37,8 @@ import org.apache.camel.Processor;
  *
  * <p>The probe also finds out whether HTTP/2 can carry deliveries ({@link UpstreamOffer}): it asks for HTTP/2 — by
  * {@code Upgrade: h2c} on {@code http://}, a body-less GET being the request an upgrade is made for, and by ALPN on
- * {@code https://} — and reads the {@code Mcpd-Capabilities} header an mcpd collector answers with.
+ * {@code https://} — and reads the {@code Mcpd-Capabilities} header an mcpd collector answers with. The checks go
+ * through delivery's own HTTP stack ({@link UpstreamHttp#check}): the same Vert.x client settings and TLS files.
  *
  * <p>A Kafka upstream is checked by asking its brokers for its topic's metadata instead: it succeeds when they
  * describe the topic within the timeout.
@@ -59,14 +58,16 @@ public final class UpstreamProbe implements Processor {
     private final Map<Integer, UpstreamProbeAddress> addresses = new HashMap<>();
     private final Duration timeout;
     private final Duration interval;
-    private volatile HttpClient http;
+    private final UpstreamHttp http;
+    /** Known from the first round on: the context the HTTP stack finds its Vert.x in. */
+    private volatile CamelContext camel;
     /** The upstreams (by order) whose check is out now. */
     private final Set<Integer> checking = ConcurrentHashMap.newKeySet();
     /** The first round checks every upstream at once: delivery waits for it to know what each speaks. */
     private volatile boolean firstRound = true;
 
     public UpstreamProbe(UpstreamBoard board, String path, List<UpstreamProbeAddress> addresses, Duration timeout,
-                         Duration interval, UpstreamTls tls, KafkaUpstreams kafka) {
+                         Duration interval, UpstreamHttp http, KafkaUpstreams kafka) {
         this.board = board;
         this.kafka = kafka;
         this.path = path;
@@ -80,22 +81,13 @@ public final class UpstreamProbe implements Processor {
         }
         this.timeout = timeout;
         this.interval = interval;
-        if (tls.configured()) {
-            // Checked with the files delivery uses; a client made again when they change (the JDK's keeps its own).
-            this.http = client(tls.sslContext(context -> http = client(context)));
-        } else {
-            this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).build();
-        }
+        this.http = http;
         board.whenOfferUnknown(this::checkNow);
-    }
-
-    private HttpClient client(javax.net.ssl.SSLContext context) {
-        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).connectTimeout(timeout).sslContext(context)
-                .build();
     }
 
     @Override
     public void process(Exchange exchange) {
+        camel = exchange.getContext();
         List<Upstream> upstreams = board.upstreams();
         // The free part of the interval, shared out among the upstreams, each a little later or sooner at random.
         long spread = firstRound ? 0 : Math.max(0, interval.minus(timeout).toMillis()) / Math.max(1, upstreams.size());
@@ -124,7 +116,7 @@ public final class UpstreamProbe implements Processor {
      * Nothing when it is checked elsewhere or not at all (its offer stays unknown), or a check of it is out already.
      */
     void checkNow(Upstream upstream) {
-        if (addresses.containsKey(upstream.order()) || !checking.add(upstream.order())) {
+        if (camel == null || addresses.containsKey(upstream.order()) || !checking.add(upstream.order())) {
             return;
         }
         probe(upstream).whenComplete((checked, failure) -> checking.remove(upstream.order()));
@@ -139,28 +131,20 @@ public final class UpstreamProbe implements Processor {
         }
         UpstreamProbeAddress address = addresses.get(upstream.order());
         URI url = address == null ? probeUrl(upstream) : address.url().orElseThrow();
-        HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout)
-                .header("User-Agent", USER_AGENT).GET().build();
-        CompletableFuture<HttpResponse<Void>> exchange = http.sendAsync(request, HttpResponse.BodyHandlers.discarding());
-        // The client's own timeout bounds the answer's head only: an answer whose body never ends is bounded here,
-        // and the exchange given up (its connection closed).
-        return exchange.copy().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handle((response, failure) -> {
-            if (failure != null) {
-                exchange.cancel(true);
-            }
+        return http.check(camel, upstream, url, USER_AGENT, timeout).handle((answer, failure) -> {
             Duration latency = Duration.ofNanos(System.nanoTime() - started);
             // What it offers first: a probe that ends a wait wakes the lanes, which then pack for it.
             if (failure == null) {
                 if (address == null) { // checked elsewhere, the answer comes from another server: it offers nothing
-                    board.offers(upstream, offerOf(response));
+                    board.offers(upstream, offerOf(answer, upstream.tls()));
                 }
-                if (NOT_SERVED.contains(response.statusCode())) {
-                    board.probedPassively(upstream, response.statusCode(), "GET " + (address == null ? path
+                if (NOT_SERVED.contains(answer.status())) {
+                    board.probedPassively(upstream, answer.status(), "GET " + (address == null ? path
                             : url.toString()));
                     return null;
                 }
             }
-            OptionalInt status = failure == null ? OptionalInt.of(response.statusCode()) : OptionalInt.empty();
+            OptionalInt status = failure == null ? OptionalInt.of(answer.status()) : OptionalInt.empty();
             board.probed(upstream, status, latency, failureOf(status, latency, failure));
             return null;
         });
@@ -169,12 +153,12 @@ public final class UpstreamProbe implements Processor {
     /** Why the check failed, in a few words; "" when it succeeded (a 2xx within the timeout). */
     private String failureOf(OptionalInt status, Duration latency, Throwable failure) {
         if (failure != null) {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            return cause instanceof HttpTimeoutException || cause instanceof TimeoutException
+            Throwable cause = RootCause.of(failure);
+            // Netty's connect timeout is a ConnectException: asked first.
+            return cause instanceof TimeoutException || cause instanceof ConnectTimeoutException
                     ? "no answer within " + timeout.toMillis() + " ms"
                     : cause instanceof ConnectException ? "connection refused"
-                    : TlsFailure.explain(cause).orElse("no answer: " + cause.getClass().getSimpleName());
+                    : TlsFailure.explain(failure).orElse("no answer: " + cause.getClass().getSimpleName());
         }
         if (status.getAsInt() / 100 != 2) {
             return "answered " + status.getAsInt();
@@ -186,14 +170,13 @@ public final class UpstreamProbe implements Processor {
         return "";
     }
 
-    static UpstreamOffer offerOf(HttpResponse<?> answer) {
-        List<String> capabilities = answer.headers().allValues(UpstreamOffer.CAPABILITIES_HEADER).stream()
-                .flatMap(value -> java.util.Arrays.stream(value.trim().split("[\\s,]+"))).toList();
+    /** What an answer to a check of an upstream (over TLS or not) shows it offers. */
+    static UpstreamOffer offerOf(UpstreamHttp.CheckAnswer answer, boolean tls) {
+        List<String> capabilities = answer.capabilities();
         UpstreamOffer.Http2 http2;
-        if (capabilities.contains("h2c") || answer.version() == HttpClient.Version.HTTP_2
-                && "https".equalsIgnoreCase(answer.uri().getScheme())) {
+        if (capabilities.contains("h2c") || answer.http2() && tls) {
             http2 = UpstreamOffer.Http2.PRIOR_KNOWLEDGE;
-        } else if (answer.version() == HttpClient.Version.HTTP_2) {
+        } else if (answer.http2()) {
             http2 = UpstreamOffer.Http2.UPGRADE;
         } else {
             http2 = UpstreamOffer.Http2.NONE;

@@ -11,12 +11,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLContext;
 
 /**
  * The relay's TLS to its {@code https://} upstreams: the authorities it trusts ({@code --upstream-ca},
  * else the JDK's trust store) and the certificate it presents when asked ({@code --upstream-client-cert}/{@code -key}).
- * Delivery's Vert.x clients and the health checks' JDK client take the same files, and new ones when they change.
+ * Delivery's Vert.x clients (the health checks' among them) take these files, and new ones when they change.
  */
 public final class UpstreamTls implements TlsUse {
 
@@ -24,7 +23,6 @@ public final class UpstreamTls implements TlsUse {
     private volatile Optional<TlsMaterial.Authorities> authorities;
     private volatile Optional<TlsMaterial.Identity> identity;
     private final List<Consumer<SSLOptions>> vertxClients = new CopyOnWriteArrayList<>();
-    private final List<Consumer<SSLContext>> jdkClients = new CopyOnWriteArrayList<>();
 
     private UpstreamTls(TlsFiles files) {
         this.files = files;
@@ -58,17 +56,6 @@ public final class UpstreamTls implements TlsUse {
         vertxClients.add(client);
     }
 
-    /** The health checks' JDK context now, and again when the files change. */
-    SSLContext sslContext(Consumer<SSLContext> whenChanged) {
-        jdkClients.add(whenChanged);
-        return TlsMaterial.sslContext(identity, authorities);
-    }
-
-    /** Whether any file is named: else clients keep their defaults. */
-    boolean configured() {
-        return authorities.isPresent() || identity.isPresent();
-    }
-
     @Override
     public String name() {
         return "upstream";
@@ -94,8 +81,6 @@ public final class UpstreamTls implements TlsUse {
         newCa.ifPresent(ca -> ssl.setTrustOptions(ca.options()));
         newIdentity.ifPresent(id -> ssl.setKeyCertOptions(id.options()));
         vertxClients.forEach(client -> client.accept(ssl));
-        SSLContext context = TlsMaterial.sslContext(newIdentity, newCa);
-        jdkClients.forEach(client -> client.accept(context));
         return Optional.of("upstream: " + newCa.map(ca -> "authorities from " + ca.file()).orElse("JDK trust store")
                 + newIdentity.map(id -> ", client certificate " + id.leaf().getSubjectX500Principal().getName()
                         + " valid until " + id.notAfter()).orElse("") + ": new connections use them");

@@ -148,7 +148,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("spoolExpiry", expiry);
         bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
         bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.upstreamProbes(),
-                config.probeTimeout(), probeInterval(), upstreamTls, kafkaUpstreams));
+                config.probeTimeout(), probeInterval(), upstreamHttp, kafkaUpstreams));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));

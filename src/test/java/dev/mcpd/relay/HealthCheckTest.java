@@ -12,6 +12,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.Ports;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -25,9 +26,9 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Health checks through the real relay and upstreams it checks: probes go to {@code --probe-path} every
@@ -295,6 +296,18 @@ class HealthCheckTest {
             long waited = Duration.between(sent.get(0).at(), sent.get(1).at()).toMillis();
             assertTrue(waited >= 3_900, "the primary's Retry-After of 4 s held although its probes succeeded: "
                     + waited + " ms");
+        }
+    }
+
+    @Test
+    void aCheckOfAnUpstreamNobodyListensAtFailsAsARefusedConnection() throws Exception {
+        int closed = Ports.free();
+        try (RunningRelay relay = RunningRelay.start(dir, options("MCPD_UPSTREAMS", "http://127.0.0.1:" + closed,
+                "MCPD_PROBE_INTERVAL_SECONDS", "2", "MCPD_PROBE_TIMEOUT_SECONDS", "1"), TUNING)) {
+            await().atMost(PATIENCE).until(() -> upstream(relay, 1).has("lastCheck"));
+            JsonNode check = upstream(relay, 1).get("lastCheck");
+            assertEquals("failure", check.get("result").asText(), check.toString());
+            assertEquals("probe connection refused", check.get("reason").asText(), check.toString());
         }
     }
 }
