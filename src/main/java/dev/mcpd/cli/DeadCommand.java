@@ -65,8 +65,8 @@ final class DeadCommand implements Callable<Integer> {
     private static McpdConfig config(CommandSpec spec) {
         Mcpd mcpd = (Mcpd) spec.root().userObject();
         McpdConfig config = mcpd.config(spec, Optional.of(Role.RELAY));
-        if (!Files.isDirectory(config.relaySpoolDir())) {
-            throw new ConfigException("no spool at " + config.relaySpoolDir()
+        if (!Files.isDirectory(config.relay().relaySpoolDir())) {
+            throw new ConfigException("no spool at " + config.relay().relaySpoolDir()
                     + ": name it with --data or --spool-dir, as for relay");
         }
         return config;
@@ -75,13 +75,13 @@ final class DeadCommand implements Callable<Integer> {
     /** As {@link #config}, for a command that writes the spool: one another user could write is refused. */
     private static McpdConfig configToWrite(CommandSpec spec) {
         McpdConfig config = config(spec);
-        SpoolPermissions.require(config.relaySpoolDir());
+        SpoolPermissions.require(config.relay().relaySpoolDir());
         return config;
     }
 
     private static DeadLetters deadLetters(McpdConfig config) throws IOException {
-        return DeadLetters.beside(config.relaySpoolDir()).orElseThrow(() -> new ConfigException("no dead/ in "
-                + config.relaySpoolDir() + ": this spool never kept a dead letter"));
+        return DeadLetters.beside(config.relay().relaySpoolDir()).orElseThrow(() -> new ConfigException("no dead/ in "
+                + config.relay().relaySpoolDir() + ": this spool never kept a dead letter"));
     }
 
     private static final java.util.regex.Pattern SEQ = java.util.regex.Pattern.compile("0*([0-9]{1,18})(?:\\.entry)?");
@@ -159,7 +159,7 @@ final class DeadCommand implements Callable<Integer> {
         @Override
         public Integer call() throws IOException {
             McpdConfig config = config(spec);
-            List<DeadLetter> letters = DeadLetters.beside(config.relaySpoolDir()).isPresent()
+            List<DeadLetter> letters = DeadLetters.beside(config.relay().relaySpoolDir()).isPresent()
                     ? deadLetters(config).list() : List.of();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
@@ -308,12 +308,12 @@ final class DeadCommand implements Callable<Integer> {
         public Integer call() throws IOException, InterruptedException {
             List<Long> named = selection.all ? List.of() : seqs(selection.seqs);
             McpdConfig config = configToWrite(spec);
-            Path relayDir = config.relaySpoolDir();
+            Path relayDir = config.relay().relaySpoolDir();
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             ReplayInbox inbox = new ReplayInbox(relayDir);
             ReplayInbox.Replay replay = inbox.replay(deadLetters(config),
-                    selection.all ? Optional.empty() : Optional.of(named), config.spoolMaxBytes());
+                    selection.all ? Optional.empty() : Optional.of(named), config.relay().spoolMaxBytes());
             for (ReplayInbox.Left left : replay.left()) {
                 if (left.damage().isPresent()) {
                     err.println("mcpd: " + left.seq() + " is damaged and stays in dead/: "
@@ -324,7 +324,7 @@ final class DeadCommand implements Callable<Integer> {
             }
             replay.stoppedForRoom().ifPresent(stop -> err.println("mcpd: replay stopped at " + stop.seq()
                     + ": it needs " + stop.needs() + " bytes and the spool has room for " + stop.room()
-                    + " (--spool-max-bytes " + ByteSize.format(config.spoolMaxBytes()) + "); "
+                    + " (--spool-max-bytes " + ByteSize.format(config.relay().spoolMaxBytes()) + "); "
                     + replay.handedOver().size() + " replayed, " + stop.left() + " left in dead/"));
             List<Long> handed = replay.handedOver();
             int status = replay.left().isEmpty() && replay.stoppedForRoom().isEmpty() ? Mcpd.EXIT_OK
@@ -406,7 +406,7 @@ final class DeadCommand implements Callable<Integer> {
             PrintWriter err = spec.commandLine().getErr();
             int status = Mcpd.EXIT_OK;
             int purged = 0;
-            try (SpoolLock turn = SpoolLock.operators(config.relaySpoolDir())) {
+            try (SpoolLock turn = SpoolLock.operators(config.relay().relaySpoolDir())) {
                 DeadLetters dead = deadLetters(config);
                 List<Long> seqs;
                 if (which.all) {

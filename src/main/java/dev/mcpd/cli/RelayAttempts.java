@@ -41,9 +41,9 @@ record RelayAttempts(Map<Long, Failed> bySeq, Optional<String> unknownBecause) {
         return new RelayAttempts(Map.of(), Optional.of(why));
     }
 
-    /** Asks the relay at {@code config.listen()} about the {@code limit} oldest entries of the spool {@code spoolId}. */
+    /** Asks the relay at {@code --listen} about the {@code limit} oldest entries of the spool {@code spoolId}. */
     static RelayAttempts ask(McpdConfig config, Optional<String> spoolId, int limit) {
-        ListenAddress at = connectable(config.listen());
+        ListenAddress at = connectable(config.listener().address());
         if (config.tls().listenerTls()) {
             // The listener's certificate names the host senders use, and it may ask for a client certificate: the
             // command does not guess which name and trust would do.
@@ -52,7 +52,7 @@ record RelayAttempts(Map<Long, Failed> bySeq, Optional<String> unknownBecause) {
         }
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://" + at + "/relay/spool?limit=" + limit))
                 .timeout(PATIENCE).GET();
-        config.ingestKey().ifPresent(key -> request.header("Authorization", "Bearer " + key.reveal()));
+        config.ingest().key().ifPresent(key -> request.header("Authorization", "Bearer " + key.reveal()));
         HttpResponse<byte[]> answer;
         try {
             answer = HttpClient.newBuilder().connectTimeout(PATIENCE).build()

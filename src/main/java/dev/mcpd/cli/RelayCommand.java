@@ -29,11 +29,11 @@ public final class RelayCommand implements Callable<Integer> {
     public Integer call() {
         McpdConfig config = mcpd.config(spec, Optional.of(Role.RELAY));
         // A relay with nowhere to deliver would fill its spool and then refuse everything: refuse to start.
-        if (config.upstreams().isEmpty()) {
+        if (config.relay().upstreams().isEmpty()) {
             throw new ConfigException(NO_UPSTREAM);
         }
         // Before the listener binds: a spool another user can write is refused in one line (the spool checks again).
-        SpoolPermissions.require(config.relaySpoolDir());
+        SpoolPermissions.require(config.relay().relaySpoolDir());
         return mcpd.runRelay(config);
     }
 }

@@ -52,7 +52,7 @@ final class SpoolListCommand implements Callable<Integer> {
         int max = limit();
         Mcpd mcpd = (Mcpd) spec.root().userObject();
         McpdConfig config = mcpd.config(spec, Optional.of(Role.RELAY));
-        Path dir = config.relaySpoolDir();
+        Path dir = config.relay().relaySpoolDir();
         if (!Files.isDirectory(dir)) {
             throw new ConfigException("no spool at " + dir + ": name it with --data or --spool-dir, as for relay");
         }

@@ -60,7 +60,8 @@ public final class CollectorApplication implements AutoCloseable {
         beans.bindTo(server::bind);
         Main main = server.start();
         beans.startSource();
-        LOG.info("collector listening on {}, archiving in {}", config.listen(), beans.store().location().describe());
+        LOG.info("collector listening on {}, archiving in {}", config.listener().address(),
+                beans.store().location().describe());
         return new CollectorApplication(main, beans.store());
     }
 

@@ -46,8 +46,8 @@ public final class CollectorBeans implements AutoCloseable {
         ingestTally.bindTo(registry);
         StoreLease lease = new StoreLease(store, "upkeep", replicaId(), config.upkeep().leaseTerm());
         this.upkeep = new UpkeepPass(lease, store, config.upkeep(), metrics, CLOCK);
-        this.batchReader = new BatchReader(config.maxBodyBytes());
-        this.relayBatchReader = new RelayBatchReader(batchReader, config.maxBodyBytes());
+        this.batchReader = new BatchReader(config.listener().maxBodyBytes());
+        this.relayBatchReader = new RelayBatchReader(batchReader, config.listener().maxBodyBytes());
         this.source = config.source().address().map(address -> new KafkaSource(address, config.source().group(),
                 store, relayBatchReader, metrics, CLOCK));
     }
@@ -87,7 +87,7 @@ public final class CollectorBeans implements AutoCloseable {
      */
     public void bindTo(BiConsumer<String, Object> bind) {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
-        bind.accept("quota", new QuotaPerMinute(config.quotaPerMinute(), CLOCK));
+        bind.accept("quota", new QuotaPerMinute(config.ingest().quotaPerMinute(), CLOCK));
         bind.accept("batchReader", OnWorker.of(batchReader));
         bind.accept("archiveStep", OnWorker.of(new ArchiveStep(store, metrics)));
         bind.accept("collectorAnswer", new CollectorAnswer());
@@ -100,7 +100,7 @@ public final class CollectorBeans implements AutoCloseable {
         // What a relay may use: h2c with prior knowledge (the Vert.x server speaks it) and relay batches.
         bind.accept("readiness", OnWorker.of(new ProbeAnswer(new CollectorReadiness(store,
                 () -> source.flatMap(KafkaSource::unreachable)),
-                "h2c " + RelayBatch.CAPABILITY).detailOnlyFor(new SenderKeyCheck(config.ingestKey()))));
+                "h2c " + RelayBatch.CAPABILITY).detailOnlyFor(new SenderKeyCheck(config.ingest().key()))));
         bind.accept("metricsScrape", new MetricsScrape(registry));
         bind.accept("ingestTally", ingestTally);
     }

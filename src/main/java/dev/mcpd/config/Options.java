@@ -9,9 +9,9 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * Every option of mcpd, each declared once: flag, variable, value label, meaning, default, parser and
- * check, and the roles that take it. A new option is one entry here (and its field in {@link McpdConfig}); the
- * command line, its help, and the option table of docs/command-line.md follow from it.
+ * Every option of mcpd, each declared once: flag, variable, value label, meaning, default, parser and check, and the
+ * roles that take it. A new option is one entry here (and its field in a section of {@link McpdConfig}); the command
+ * line, its help, and the option table of docs/command-line.md follow from it.
  */
 public final class Options {
 
@@ -24,12 +24,12 @@ public final class Options {
             "./data/mcpd.db", McpdConfig::checkData, Role.RELAY, Role.SERVE);
     public static final Option<Path> SPOOL_DIR = Option.withoutDefault("--spool-dir", "DIR",
             "spool directory; the relay spools in DIR/relay", "<dir of --data>/<stem of --data>.spool",
-            McpdConfig::parseDirectory, Role.RELAY);
+            OptionValues::parseDirectory, Role.RELAY);
     // The one exception to MCPD_<NAME>: the variable holds the whole list.
     public static final Option<URI> UPSTREAM = Option.repeatable("--upstream", "MCPD_UPSTREAMS", "URL",
             "collector (http[s]://) or Kafka topic (kafka[s]://HOST:PORT[,HOST:PORT]/TOPIC) to deliver to; repeat it,"
                     + " primary first (any --upstream replaces MCPD_UPSTREAMS)",
-            McpdConfig::parseUpstream, Role.RELAY);
+            UpstreamUrls::parseUpstream, Role.RELAY);
     public static final Option<Secret> INGEST_KEY = Option.withoutDefault("--ingest-key", "KEY",
             "key a sender must present", "none (open)", Secret::of, Role.RELAY, Role.SERVE);
     public static final Option<Secret> UPSTREAM_KEY = Option.withoutDefault("--upstream-key", "KEY",
@@ -37,31 +37,31 @@ public final class Options {
             Role.RELAY);
     public static final Option<Long> SPOOL_MAX_BYTES = Option.of("--spool-max-bytes", "SIZE",
             "spool bound, e.g. 512MiB; past it requests get 503", "1GiB",
-            text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
+            text -> OptionValues.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<Long> MAX_BODY_BYTES = Option.of("--max-body-bytes", "SIZE",
             "larger request bodies get 413; at most 1GiB and a quarter of the heap", "16MiB",
-            text -> McpdConfig.checkMaxBodyBytes(ByteSize.parse(text)),
+            text -> Listener.checkMaxBodyBytes(ByteSize.parse(text)),
             Role.RELAY, Role.SERVE);
     public static final Option<Duration> REQUEST_TIMEOUT_SECONDS = Option.of("--request-timeout-seconds", "N",
             "a request not fully read in time gets 408", "30",
-            text -> McpdConfig.checkRequestTimeout(Duration.ofSeconds(McpdConfig.wholeNumber(text))),
+            text -> Listener.checkRequestTimeout(Duration.ofSeconds(OptionValues.wholeNumber(text))),
             Role.RELAY, Role.SERVE);
     public static final Option<Integer> WORKERS = Option.of("--workers", "N",
             "delivery lanes: each takes the oldest entries and sends them without waiting for answers", "4",
-            text -> McpdConfig.checkWorkers(McpdConfig.wholeNumber(text)), Role.RELAY);
+            text -> DeliveryLanes.checkWorkers(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> MAX_IN_FLIGHT = Option.of("--max-in-flight", "N",
             "the most requests in flight to one upstream; the window adapts between 1 and N", "256",
-            text -> McpdConfig.checkMaxInFlight(McpdConfig.wholeNumber(text)), Role.RELAY);
+            text -> DeliveryLanes.checkMaxInFlight(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> BATCH_MAX_ENTRIES = Option.of("--batch-max-entries", "N",
             "the most entries in one request: a relay batch to an mcpd collector, a merged OTLP request to another"
                     + " upstream; 1: each alone",
-            "256", text -> McpdConfig.checkBatchMaxEntries(McpdConfig.wholeNumber(text)), Role.RELAY);
+            "256", text -> DeliveryLanes.checkBatchMaxEntries(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Long> BATCH_MAX_BYTES = Option.of("--batch-max-bytes", "SIZE",
             "the most body bytes in one batch or merge (decoded, for a merge); a larger entry travels alone", "1MiB",
-            text -> McpdConfig.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
+            text -> OptionValues.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<String> PROBE_PATH = Option.of("--probe-path", "PATH",
             "path every upstream is asked with GET to check it: a dynamic check, not a static file", "/readyz",
-            McpdConfig::checkProbePath, Role.RELAY);
+            HealthChecks::checkProbePath, Role.RELAY);
     public static final Option<UpstreamProbeAddress> UPSTREAM_PROBE = Option.repeatable("--upstream-probe",
             "MCPD_UPSTREAM_PROBES", "N=URL",
             "where upstream N (1: the first --upstream) is checked instead of at its --probe-path (such as"
@@ -69,22 +69,22 @@ public final class Options {
             UpstreamProbeAddress::parse, Role.RELAY);
     public static final Option<Duration> PROBE_INTERVAL_SECONDS = Option.of("--probe-interval-seconds", "N",
             "time between checks of one upstream", "5",
-            text -> McpdConfig.checkProbeSeconds(McpdConfig.wholeNumber(text)), Role.RELAY);
+            text -> HealthChecks.checkProbeSeconds(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Duration> PROBE_TIMEOUT_SECONDS = Option.of("--probe-timeout-seconds", "N",
             "a check answered later than this fails, even a 200; shorter than the interval", "2",
-            text -> McpdConfig.checkProbeSeconds(McpdConfig.wholeNumber(text)), Role.RELAY);
+            text -> HealthChecks.checkProbeSeconds(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> HEALTHY_THRESHOLD = Option.of("--healthy-threshold", "N",
             "successful checks in a row that bring an upstream back into service", "2",
-            text -> McpdConfig.checkThreshold(McpdConfig.wholeNumber(text)), Role.RELAY);
+            text -> HealthChecks.checkThreshold(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> UNHEALTHY_THRESHOLD = Option.of("--unhealthy-threshold", "N",
             "failed checks in a row (probes or deliveries) that take an upstream out of service", "3",
-            text -> McpdConfig.checkThreshold(McpdConfig.wholeNumber(text)), Role.RELAY);
+            text -> HealthChecks.checkThreshold(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Set<Integer>> RETRYABLE_STATUS = Option.withoutDefault("--retryable-status", "CODES",
             "4xx statuses retried like a 5xx instead of dead-lettered, comma-separated (409,425); 408 and 429 always"
-                    + " are", "none", McpdConfig::parseRetryableStatuses, Role.RELAY);
+                    + " are", "none", DeadLetterPolicy::parseRetryableStatuses, Role.RELAY);
     public static final Option<Duration> SPOOL_MAX_AGE = Option.withoutDefault("--spool-max-age", "DURATION",
             "an entry waiting longer (e.g. 24h) moves to dead/ as expired, kept and replayable", "none: nothing"
-                    + " expires", text -> McpdConfig.checkSpoolMaxAge(DurationText.parse(text)), Role.RELAY);
+                    + " expires", text -> DeadLetterPolicy.checkSpoolMaxAge(DurationText.parse(text)), Role.RELAY);
     public static final Option<Path> TLS_CERT = Option.withoutDefault("--tls-cert", "FILE",
             "the listener's certificate chain (PEM): HTTPS only, HTTP/1.1 and HTTP/2 by ALPN; with --tls-key; files"
                     + " changed on disk are used for new connections within "
@@ -106,11 +106,11 @@ public final class Options {
             "the private key of --upstream-client-cert (PEM)", "none", TlsFiles::readableFile, Role.RELAY);
     public static final Option<Long> QUOTA_PER_MINUTE = Option.of("--quota-per-minute", "N",
             "collector: ingest requests this replica takes per minute, past it 429; 0 for no quota", "0",
-            text -> McpdConfig.checkQuota(McpdConfig.wholeNumber(text)), Role.SERVE);
+            text -> IngestAccess.checkQuota(OptionValues.wholeNumber(text)), Role.SERVE);
     public static final Option<Duration> LEASE_PASS_SECONDS = Option.of("--lease-pass-seconds", "N",
             "collector: how often the lease holder renews it (it expires three passes later) and the other replicas"
                     + " try to take it", "10",
-            text -> StoreUpkeep.checkLeasePass(McpdConfig.wholeNumber(text)), Role.SERVE);
+            text -> StoreUpkeep.checkLeasePass(OptionValues.wholeNumber(text)), Role.SERVE);
     public static final Option<Duration> DEDUP_WINDOW = Option.of("--dedup-window", "DURATION",
             "collector: how long an idempotency key is remembered; a re-send later than this is stored again", "7d",
             text -> StoreUpkeep.checkWindow(DurationText.parse(text)), Role.SERVE);
@@ -126,7 +126,7 @@ public final class Options {
     public static final Option<Path> ROUTES = Option.withoutDefault("--routes", "DIR",
             "a directory of *.camel.yaml routes loaded beside the built-in ones (extension points:"
                     + " direct:mcpd-before-spool, direct:mcpd-after-delivery)", "none",
-            text -> McpdConfig.existingDirectory(McpdConfig.parseDirectory(text)), Role.RELAY, Role.SERVE);
+            text -> OptionValues.existingDirectory(OptionValues.parseDirectory(text)), Role.RELAY, Role.SERVE);
 
     /** Every option, in the order help and docs/command-line.md list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,

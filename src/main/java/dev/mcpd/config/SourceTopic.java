@@ -21,9 +21,9 @@ public record SourceTopic(Optional<URI> url, String group) {
     public SourceTopic {
         Objects.requireNonNull(url, "url");
         Objects.requireNonNull(group, "group");
-        url.ifPresent(source -> McpdConfig.check(Options.SOURCE, () -> checkSource(source)));
+        url.ifPresent(source -> OptionValues.check(Options.SOURCE, () -> checkSource(source)));
         String name = group;
-        McpdConfig.check(Options.SOURCE_GROUP, () -> checkGroup(name));
+        OptionValues.check(Options.SOURCE_GROUP, () -> checkGroup(name));
     }
 
     /** No source: the collector takes HTTP alone. */

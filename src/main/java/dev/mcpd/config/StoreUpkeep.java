@@ -29,9 +29,9 @@ public record StoreUpkeep(Duration leasePass, Duration dedupWindow, Optional<Dur
         Objects.requireNonNull(retention, "retention");
         Duration pass = leasePass;
         Duration window = dedupWindow;
-        McpdConfig.check(Options.LEASE_PASS_SECONDS, () -> checkLeasePass(pass.toSeconds()));
-        McpdConfig.check(Options.DEDUP_WINDOW, () -> checkWindow(window));
-        retention.ifPresent(age -> McpdConfig.check(Options.RETENTION, () -> checkWindow(age)));
+        OptionValues.check(Options.LEASE_PASS_SECONDS, () -> checkLeasePass(pass.toSeconds()));
+        OptionValues.check(Options.DEDUP_WINDOW, () -> checkWindow(window));
+        retention.ifPresent(age -> OptionValues.check(Options.RETENTION, () -> checkWindow(age)));
     }
 
     /** The defaults: a 10 s pass, keys kept 7 days, batches for ever. */

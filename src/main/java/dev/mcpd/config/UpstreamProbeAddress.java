@@ -18,7 +18,7 @@ public record UpstreamProbeAddress(int order, Optional<URI> url) {
     public static UpstreamProbeAddress parse(String text) {
         Matcher form = FORM.matcher(text.strip());
         if (!form.matches()) {
-            throw new IllegalArgumentException("\"" + McpdConfig.redact(text.strip()) + "\" is not ORDER=URL or"
+            throw new IllegalArgumentException("\"" + OptionValues.redact(text.strip()) + "\" is not ORDER=URL or"
                     + " ORDER=off (such as 2=http://gateway:13133/ for the second --upstream)");
         }
         int order = Integer.parseInt(form.group(1));
@@ -29,13 +29,13 @@ public record UpstreamProbeAddress(int order, Optional<URI> url) {
         if (where.equalsIgnoreCase("off")) {
             return new UpstreamProbeAddress(order, Optional.empty());
         }
-        URI url = McpdConfig.parseProbeAddress(where);
+        URI url = UpstreamUrls.parseProbeAddress(where);
         return new UpstreamProbeAddress(order, Optional.of(url));
     }
 
     /** As {@code mcpd config} says it. */
     String describe() {
-        return "upstream " + order + url.map(u -> " checked at " + McpdConfig.redact(u.toString()))
+        return "upstream " + order + url.map(u -> " checked at " + OptionValues.redact(u.toString()))
                 .orElse(" not probed");
     }
 }

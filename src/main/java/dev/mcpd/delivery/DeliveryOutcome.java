@@ -139,8 +139,8 @@ public final class DeliveryOutcome {
      * the refused entries travel alone and get their own answers.
      */
     private ShipmentOutcome splitOrAlone(Upstream upstream, Shipment shipment, int status) {
-        String refusedBy = "upstream=" + upstream.label() + " order=" + upstream.order() + " refused a merged request of "
-                + shipment.size() + " entries with " + status;
+        String refusedBy = "upstream=" + upstream.label() + " order=" + upstream.order()
+                + " refused a merged request of " + shipment.size() + " entries with " + status;
         if (status == 401 || status == 403 || status == 407) {
             splits.warn("merge-credential", refusedBy + ": each goes alone");
             return ShipmentOutcome.givenBack(shipment, 1);

@@ -85,8 +85,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
             }
         } catch (DeliveryStopped e) {
             if (!stopping(exchange) && expiry.anyExpired(shipment)) {
-                // Waited for an upstream past --spool-max-age: a lone entry goes to dead/ as expired; those of a batch or
-                // merge go back to the spool, where the expiry sweep (or a lane, once an upstream is ready) takes them.
+                // Waited for an upstream past --spool-max-age: a lone entry goes to dead/ as expired; those of a batch
+                // or merge go back to the spool, where the expiry sweep (or a lane, once an upstream is ready) takes
+                // them.
                 triedBySeq.remove(seq);
                 return finish(exchange, shipment.size() > 1 ? ShipmentOutcome.givenBack(shipment)
                         : ShipmentOutcome.deadLettered(shipment.first(), expiry.refusal(shipment.first())), callback);

@@ -59,15 +59,15 @@ public final class RoleHost {
         this.config = config;
         main.configure().withRoutesIncludePattern(ShippedRoutes.locations(role)
                         + config.routes().map(dir -> ",file:" + dir.toAbsolutePath() + "/*.camel.yaml").orElse(""));
-        main.addOverrideProperty("camel.server.host", config.listen().host());
-        main.addOverrideProperty("camel.server.port", Integer.toString(config.listen().port()));
+        main.addOverrideProperty("camel.server.host", config.listener().address().host());
+        main.addOverrideProperty("camel.server.port", Integer.toString(config.listener().address().port()));
         sharedProperties().forEach(main::addOverrideProperty); // a role's property() may override them (tests)
         // Read (and checked: a bad file is a ConfigException) before any thread or resource is made.
         Optional<ListenerTls> listenerTls = ListenerTls.read(config.tls());
         listenerTls.ifPresent(tlsReload::watch);
         bindShared(config, paths, main::bind, tlsReload);
         vertx = ListenerVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
-                ListenerVertx.idleTimeoutFor(config.requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
+                ListenerVertx.idleTimeoutFor(config.listener().requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
                 listenerTls, () -> gate != null && gate.installed());
         main.bind("vertx", vertx);
         main.bind("platform-http-engine", new EventLoopEngine(onEventLoop));
@@ -81,7 +81,8 @@ public final class RoleHost {
                 // Resources (the spool, the store) close with the Camel context, after the routes stopped: within a
                 // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
                 try {
-                    gate = ServingGate.on(configured.getCamelContext(), config.listen().port(), paths, stopRequested,
+                    gate = ServingGate.on(configured.getCamelContext(), config.listener().address().port(), paths,
+                            stopRequested,
                             ownGets);
                     configured.getCamelContext().addService(new ResourceCloser());
                 } catch (Exception e) {
@@ -111,12 +112,13 @@ public final class RoleHost {
         bind.accept("vertxOptions", new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS));
         bind.accept("answerHeaders", new AnswerHeaderPolicy());
         bind.accept("ingestTargetCheck", new IngestTargetCheck(paths));
-        bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingestKey()));
+        bind.accept("senderKeyCheck", new SenderKeyCheck(config.ingest().key()));
         bind.accept("headerFieldCheck", new HeaderFieldCheck());
-        bind.accept("bodySizeCheck", new BodySizeCheck(config.maxBodyBytes()));
-        BodyBudget bodies = BodyBudget.forHeap(config.maxBodyBytes());
-        bind.accept("requestBodyReader", new RequestBodyReader(config.maxBodyBytes(), config.requestTimeout(), bodies));
-        bind.accept("grpcMessage", new GrpcMessageReader(config.maxBodyBytes(), bodies));
+        bind.accept("bodySizeCheck", new BodySizeCheck(config.listener().maxBodyBytes()));
+        BodyBudget bodies = BodyBudget.forHeap(config.listener().maxBodyBytes());
+        bind.accept("requestBodyReader", new RequestBodyReader(config.listener().maxBodyBytes(),
+                config.listener().requestTimeout(), bodies));
+        bind.accept("grpcMessage", new GrpcMessageReader(config.listener().maxBodyBytes(), bodies));
         bind.accept("refusalAnswer", new RefusalAnswer());
         bind.accept("liveness", ProbeAnswer.liveness());
     }
@@ -186,7 +188,7 @@ public final class RoleHost {
     /** Starts and returns once the port answers; on any failure everything is closed again. */
     public Main start() {
         try {
-            ListenerCheck.ensureFree(config.listen());
+            ListenerCheck.ensureFree(config.listener().address());
         } catch (IOException e) {
             closeResources();
             vertx.close();
@@ -194,12 +196,12 @@ public final class RoleHost {
         }
         try {
             main.start();
-            ListenerCheck.ensureListening(config.listen());
+            ListenerCheck.ensureListening(config.listener().address());
         } catch (Exception e) {
             main.stop();
             closeResources();
             vertx.close();
-            throw new StartFailure("cannot start the " + role + " on " + config.listen() + ": "
+            throw new StartFailure("cannot start the " + role + " on " + config.listener().address() + ": "
                     + RootCause.lines(e, 2), e);
         }
         return main;

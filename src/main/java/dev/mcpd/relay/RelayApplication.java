@@ -107,7 +107,7 @@ public final class RelayApplication implements AutoCloseable {
             throw new dev.mcpd.config.ConfigException(e.getMessage()); // one line, exit status 2: the operator's to fix
         } catch (IOException e) {
             server.discard();
-            throw new RoleHost.StartFailure("cannot open the spool at " + config.relaySpoolDir() + ": "
+            throw new RoleHost.StartFailure("cannot open the spool at " + config.relay().relaySpoolDir() + ": "
                     + e.getMessage(), e);
         } catch (RuntimeException e) {
             server.discard();
@@ -121,8 +121,9 @@ public final class RelayApplication implements AutoCloseable {
         beans.ownGets().forEach(server::ownGet);
         beans.properties().forEach(server::property);
         Main main = server.start();
-        LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listen(), config.relaySpoolDir(),
-                config.upstreams().size());
+        LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listener().address(),
+                config.relay().relaySpoolDir(),
+                config.relay().upstreams().size());
         return new RelayApplication(main, beans.spool(), beans.board(), beans.deadLetters());
     }
 

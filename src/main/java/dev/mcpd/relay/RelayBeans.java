@@ -93,30 +93,32 @@ public final class RelayBeans implements AutoCloseable {
         this.deadLetters = deadLetters;
         // One delivery timeout for both: the window counts an answer as lost when the HTTP client gives up on it.
         java.time.Duration deliveryTimeout = tuning.deliveryTimeout();
-        this.board = new UpstreamBoard(config.upstreams(), new UpstreamBoard.Settings(tuning.backoff(),
-                tuning.upWindow(), config.maxInFlight(), deliveryTimeout,
-                new ServiceState.Thresholds(config.healthyThreshold(), config.unhealthyThreshold())), tuning.clock());
-        this.upstreamHttp = new UpstreamHttp(board, config.maxInFlight(), upstreamTls, deliveryTimeout);
+        this.board = new UpstreamBoard(config.relay().upstreams(), new UpstreamBoard.Settings(tuning.backoff(),
+                tuning.upWindow(), config.delivery().maxInFlight(), deliveryTimeout,
+                new ServiceState.Thresholds(config.health().healthyThreshold(),
+                        config.health().unhealthyThreshold())), tuning.clock());
+        this.upstreamHttp = new UpstreamHttp(board, config.delivery().maxInFlight(), upstreamTls, deliveryTimeout);
         this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, dev.mcpd.config.InternalTuning.DEFAULT.connectTimeout(),
-                config.maxBodyBytes(), config.tls());
-        this.workers = new DeliveryWorkers(config.workers());
+                config.listener().maxBodyBytes(), config.tls());
+        this.workers = new DeliveryWorkers(config.delivery().workers());
         this.attempts = new EntryAttempts(InstantSource.system());
         // Receive times are the wall clock's (the ingest route's), so their age is too.
-        this.expiry = new SpoolExpiry(config.spoolMaxAge(), spool, deadLetters, fates, attempts,
+        this.expiry = new SpoolExpiry(config.deadLetters().spoolMaxAge(), spool, deadLetters, fates, attempts,
                 InstantSource.system());
-        this.replayInbox = new ReplayInbox(config.relaySpoolDir());
-        this.rejectedItems = new RejectedItems(config.upstreams().size());
+        this.replayInbox = new ReplayInbox(config.relay().relaySpoolDir());
+        this.rejectedItems = new RejectedItems(config.relay().upstreams().size());
         RelayMetrics.bind(metrics, spool, board, deadLetters, expiry, rejectedItems, tuning.clock());
         ingestTally.bindTo(metrics);
-        this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingestKey()), metrics);
+        this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingest().key()), metrics);
     }
 
     /** Opens the spool (recovering what an earlier run left) and its dead letters. */
     public static RelayBeans open(McpdConfig config, RelayApplication.Tuning tuning) throws IOException {
         UpstreamTls upstreamTls = UpstreamTls.read(config.tls()); // a bad file: one line, before the spool opens
-        Spool spool = Spool.open(config.relaySpoolDir(), Spool.Options.unbounded().withMaxBytes(config.spoolMaxBytes()));
+        Spool spool = Spool.open(config.relay().relaySpoolDir(),
+                Spool.Options.unbounded().withMaxBytes(config.relay().spoolMaxBytes()));
         try {
-            return new RelayBeans(config, tuning, spool, new DeadLetters(config.relaySpoolDir()), upstreamTls);
+            return new RelayBeans(config, tuning, spool, new DeadLetters(config.relay().relaySpoolDir()), upstreamTls);
         } catch (IOException | RuntimeException e) {
             spool.close();
             throw e;
@@ -135,26 +137,28 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("awaitedAnswer", new AwaitedAnswer(fates));
         // delivery
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
-                DeliveryBudget.forHeap(config.maxBodyBytes()), config.maxBodyBytes(), board,
-                new ShipmentPacker(config.batchMaxEntries(), config.batchMaxBytes(), config.upstreamKey().isPresent()),
-                attempts), new SpoolWriteStep(spool, config.upstreamKey().isEmpty(), fates)));
-        bind.accept("upstreamRequest", new UpstreamRequest(config.upstreamKey()));
+                DeliveryBudget.forHeap(config.listener().maxBodyBytes()), config.listener().maxBodyBytes(), board,
+                new ShipmentPacker(config.delivery().batchMaxEntries(), config.delivery().batchMaxBytes(),
+                        config.relay().upstreamKey().isPresent()),
+                attempts), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));
+        bind.accept("upstreamRequest", new UpstreamRequest(config.relay().upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, new DeliveryOutcome(board, answerPolicy(), fates,
                 rejectedItems, attempts, tuning.clock()), expiry));
         bind.accept("upstreamHttp", upstreamHttp);
-        bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.probeTimeout()));
+        bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.health().timeout()));
         bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);
         bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
-        bind.accept("upstreamProbe", new UpstreamProbe(board, config.probePath(), config.upstreamProbes(),
-                config.probeTimeout(), probeInterval(), upstreamHttp, kafkaUpstreams));
+        bind.accept("upstreamProbe", new UpstreamProbe(board, config.health().probePath(),
+                config.health().upstreamProbes(),
+                config.health().timeout(), probeInterval(), upstreamHttp, kafkaUpstreams));
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
         bind.accept("relaySpool", new RelaySpoolAnswer(spool, attempts, InstantSource.system()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board))
-                .detailOnlyFor(new SenderKeyCheck(config.ingestKey())));
+                .detailOnlyFor(new SenderKeyCheck(config.ingest().key())));
         bind.accept("metricsScrape", new MetricsScrape(metrics));
         bind.accept("ingestTally", ingestTally);
     }
@@ -162,11 +166,11 @@ public final class RelayBeans implements AutoCloseable {
     /** The properties the relay's routes read as {@code {{…}}}, and the tuning's Camel settings. */
     public Map<String, String> properties() {
         Map<String, String> properties = new java.util.HashMap<>(tuning.camelProperties());
-        properties.put("mcpd.workers", Integer.toString(config.workers()));
+        properties.put("mcpd.workers", Integer.toString(config.delivery().workers()));
         properties.put("mcpd.probe.interval-ms", Long.toString(probeInterval().toMillis()));
         properties.put("mcpd.expiry.enabled", Boolean.toString(expiry.enabled()));
         properties.put("mcpd.expiry.interval-ms",
-                Long.toString(SpoolExpiry.sweepInterval(config.spoolMaxAge()).toMillis()));
+                Long.toString(SpoolExpiry.sweepInterval(config.deadLetters().spoolMaxAge()).toMillis()));
         return properties;
     }
 
@@ -175,12 +179,12 @@ public final class RelayBeans implements AutoCloseable {
     }
 
     private AnswerPolicy answerPolicy() {
-        return new AnswerPolicy(config.upstreamKey().isPresent(), config.retryableStatuses());
+        return new AnswerPolicy(config.relay().upstreamKey().isPresent(), config.deadLetters().retryableStatuses());
     }
 
     /** {@code --probe-interval-seconds}, unless the tuning (a test) sets one of its own. */
     private java.time.Duration probeInterval() {
-        return tuning.probeInterval() != null ? tuning.probeInterval() : config.probeInterval();
+        return tuning.probeInterval() != null ? tuning.probeInterval() : config.health().interval();
     }
 
     /** The relay's GET endpoints served by Vert.x handlers of their own: {@code /relay/sync}, whose callers wait. */

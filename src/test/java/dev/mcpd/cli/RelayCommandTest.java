@@ -42,19 +42,20 @@ class RelayCommandTest {
                 "--data", "/data/mcpd.db", "--spool-max-bytes", "8MiB", "--request-timeout-seconds", "3");
         assertEquals(0, run.status(), run.err());
         McpdConfig config = run.relayConfig();
-        assertEquals(new ListenAddress("127.0.0.1", 0), config.listen());
-        assertEquals(List.of(URI.create("http://eu:4317"), URI.create("http://us:4317")), config.upstreams());
-        assertEquals(Path.of("/data/mcpd.spool/relay"), config.relaySpoolDir());
-        assertEquals(8L * 1024 * 1024, config.spoolMaxBytes());
-        assertEquals(Duration.ofSeconds(3), config.requestTimeout());
-        assertEquals(6, config.workers());
-        assertTrue(config.ingestKey().orElseThrow().matches("in"));
+        assertEquals(new ListenAddress("127.0.0.1", 0), config.listener().address());
+        assertEquals(List.of(URI.create("http://eu:4317"), URI.create("http://us:4317")), config.relay().upstreams());
+        assertEquals(Path.of("/data/mcpd.spool/relay"), config.relay().relaySpoolDir());
+        assertEquals(8L * 1024 * 1024, config.relay().spoolMaxBytes());
+        assertEquals(Duration.ofSeconds(3), config.listener().requestTimeout());
+        assertEquals(6, config.delivery().workers());
+        assertTrue(config.ingest().key().orElseThrow().matches("in"));
     }
 
     @Test
     void upstreamsFromTheVariableAreEnoughToStart() {
         McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://a:1,http://b:1"), "relay");
-        assertEquals(List.of(URI.create("http://a:1"), URI.create("http://b:1")), run.relayConfig().upstreams());
+        assertEquals(List.of(URI.create("http://a:1"), URI.create("http://b:1")),
+                run.relayConfig().relay().upstreams());
     }
 
     @Test

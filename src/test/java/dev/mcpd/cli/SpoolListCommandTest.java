@@ -104,7 +104,7 @@ class SpoolListCommandTest {
             Map<String, String> environment = new HashMap<>(Map.of("MCPD_UPSTREAMS", down.url().toString(),
                     "MCPD_WORKERS", "3"));
             McpdConfig config = TestConfig.on(data(), Map.of(), environment);
-            String listen = config.listen().toString();
+            String listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
                 ingest(listen, "/v1/ingest?n=1", "{\"n\":1}");
                 ingest(listen, "/v1/ingest?n=2", "{\"n\":22}");
@@ -179,7 +179,7 @@ class SpoolListCommandTest {
         String listen;
         try (TestUpstream down = TestUpstream.refusing()) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", down.url().toString()));
-            listen = config.listen().toString();
+            listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
                 ingest(listen, "/v1/ingest?n=1", "{}");
                 ingest(listen, "/v1/ingest?n=2", "{}");
@@ -208,7 +208,7 @@ class SpoolListCommandTest {
         try (TestUpstream down = TestUpstream.refusing()) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", down.url().toString(),
                     "MCPD_INGEST_KEY", "s3cret-key"));
-            String listen = config.listen().toString();
+            String listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
                 HttpResponse<String> accepted = HTTP.send(HttpRequest.newBuilder(URI.create("http://" + listen
                         + "/v1/ingest")).header("x-mcpd-key", "s3cret-key").POST(HttpRequest.BodyPublishers
@@ -309,7 +309,7 @@ class SpoolListCommandTest {
                 .withHeader("Retry-After", "600"))) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", busy.url().toString(),
                     "MCPD_WORKERS", "1"));
-            String listen = config.listen().toString();
+            String listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
                 ingest(listen, "/v1/ingest?tenant=eu", "{\"event\":\"checkout\",\"n\":1}");
                 await().atMost(PATIENCE).until(() -> relaySpool(listen).get("entries").size() == 1);

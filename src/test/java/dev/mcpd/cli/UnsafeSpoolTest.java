@@ -89,7 +89,7 @@ class UnsafeSpoolTest {
         setMode(relaySpool, 02770); // group: the test process's own, as the directory was created by it
         McpdRun started = run(env, "relay");
         assertEquals(0, started.status(), started.err());
-        assertEquals(relaySpool, started.relayConfig().relaySpoolDir());
+        assertEquals(relaySpool, started.relayConfig().relay().relaySpoolDir());
     }
 
     @Test

@@ -21,16 +21,16 @@ class McpdConfigSourcesTest {
     @Test
     void nothingGivenMeansTheSpecDefaults() {
         McpdConfig config = McpdConfig.from(Map.of(), Map.of());
-        assertEquals(new ListenAddress("0.0.0.0", 4317), config.listen());
+        assertEquals(new ListenAddress("0.0.0.0", 4317), config.listener().address());
         assertEquals("./data/mcpd.db", config.data());
-        assertEquals(Path.of("./data/mcpd.spool"), config.spoolDir());
-        assertEquals(List.of(), config.upstreams());
-        assertEquals(Optional.empty(), config.ingestKey());
-        assertEquals(Optional.empty(), config.upstreamKey());
-        assertEquals(1024L * 1024 * 1024, config.spoolMaxBytes());
-        assertEquals(16L * 1024 * 1024, config.maxBodyBytes());
-        assertEquals(Duration.ofSeconds(30), config.requestTimeout());
-        assertEquals(4, config.workers());
+        assertEquals(Path.of("./data/mcpd.spool"), config.relay().spoolDir());
+        assertEquals(List.of(), config.relay().upstreams());
+        assertEquals(Optional.empty(), config.ingest().key());
+        assertEquals(Optional.empty(), config.relay().upstreamKey());
+        assertEquals(1024L * 1024 * 1024, config.relay().spoolMaxBytes());
+        assertEquals(16L * 1024 * 1024, config.listener().maxBodyBytes());
+        assertEquals(Duration.ofSeconds(30), config.listener().requestTimeout());
+        assertEquals(4, config.delivery().workers());
     }
 
     @Test
@@ -46,16 +46,16 @@ class McpdConfigSourcesTest {
                 "MCPD_MAX_BODY_BYTES", "1 MiB",
                 "MCPD_REQUEST_TIMEOUT_SECONDS", "5",
                 "MCPD_WORKERS", "8"));
-        assertEquals(new ListenAddress("127.0.0.1", 0), config.listen());
+        assertEquals(new ListenAddress("127.0.0.1", 0), config.listener().address());
         assertEquals("/var/lib/mcpd/store.db", config.data());
-        assertEquals(Path.of("/spool"), config.spoolDir());
-        assertEquals(List.of(URI.create("http://a:4317"), URI.create("https://b:4318")), config.upstreams());
-        assertTrue(config.ingestKey().orElseThrow().matches("in-key"));
-        assertEquals("up-key", config.upstreamKey().orElseThrow().reveal());
-        assertEquals(2L * 1024 * 1024 * 1024, config.spoolMaxBytes());
-        assertEquals(1024L * 1024, config.maxBodyBytes());
-        assertEquals(Duration.ofSeconds(5), config.requestTimeout());
-        assertEquals(8, config.workers());
+        assertEquals(Path.of("/spool"), config.relay().spoolDir());
+        assertEquals(List.of(URI.create("http://a:4317"), URI.create("https://b:4318")), config.relay().upstreams());
+        assertTrue(config.ingest().key().orElseThrow().matches("in-key"));
+        assertEquals("up-key", config.relay().upstreamKey().orElseThrow().reveal());
+        assertEquals(2L * 1024 * 1024 * 1024, config.relay().spoolMaxBytes());
+        assertEquals(1024L * 1024, config.listener().maxBodyBytes());
+        assertEquals(Duration.ofSeconds(5), config.listener().requestTimeout());
+        assertEquals(8, config.delivery().workers());
     }
 
     @Test
@@ -63,8 +63,8 @@ class McpdConfigSourcesTest {
         McpdConfig config = McpdConfig.from(
                 Map.of(Options.WORKERS, List.of("2"), Options.LISTEN, List.of("127.0.0.1:9000")),
                 Map.of("MCPD_WORKERS", "8", "MCPD_LISTEN", "0.0.0.0:1", "MCPD_DATA", "/env/mcpd.db"));
-        assertEquals(2, config.workers());
-        assertEquals(new ListenAddress("127.0.0.1", 9000), config.listen());
+        assertEquals(2, config.delivery().workers());
+        assertEquals(new ListenAddress("127.0.0.1", 9000), config.listener().address());
         assertEquals("/env/mcpd.db", config.data(), "a variable still counts where no flag is given");
     }
 
@@ -73,37 +73,37 @@ class McpdConfigSourcesTest {
         McpdConfig config = McpdConfig.from(
                 Map.of(Options.UPSTREAM, List.of("http://flag:1")),
                 Map.of("MCPD_UPSTREAMS", "http://env-a:1,http://env-b:1"));
-        assertEquals(List.of(URI.create("http://flag:1")), config.upstreams());
+        assertEquals(List.of(URI.create("http://flag:1")), config.relay().upstreams());
     }
 
     @Test
     void upstreamsKeepTheirOrder() {
         List<String> written = List.of("http://c:1", "http://a:1", "http://b:1");
         assertEquals(written.stream().map(URI::create).toList(),
-                McpdConfig.from(Map.of(Options.UPSTREAM, written), Map.of()).upstreams());
+                McpdConfig.from(Map.of(Options.UPSTREAM, written), Map.of()).relay().upstreams());
         assertEquals(written.stream().map(URI::create).toList(),
-                McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", String.join(",", written))).upstreams());
+                McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", String.join(",", written))).relay().upstreams());
     }
 
     @Test
     void upstreamListToleratesSpacesAndStrayCommas() {
         assertEquals(List.of(URI.create("http://a:1"), URI.create("http://b:1")),
-                McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", " http://a:1 ,, http://b:1,")).upstreams());
+                McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", " http://a:1 ,, http://b:1,")).relay().upstreams());
     }
 
     @Test
     void emptyEnvironmentVariableCountsAsUnset() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of(
                 "MCPD_WORKERS", "", "MCPD_UPSTREAMS", "", "MCPD_INGEST_KEY", "", "MCPD_LISTEN", " "));
-        assertEquals(4, config.workers());
-        assertEquals(List.of(), config.upstreams());
-        assertEquals(Optional.empty(), config.ingestKey());
-        assertEquals(Options.LISTEN.defaultValue().orElseThrow(), config.listen());
+        assertEquals(4, config.delivery().workers());
+        assertEquals(List.of(), config.relay().upstreams());
+        assertEquals(Optional.empty(), config.ingest().key());
+        assertEquals(Options.LISTEN.defaultValue().orElseThrow(), config.listener().address());
     }
 
     @Test
     void lastOfARepeatedFlagWins() {
-        assertEquals(3, McpdConfig.from(Map.of(Options.WORKERS, List.of("1", "3")), Map.of()).workers());
+        assertEquals(3, McpdConfig.from(Map.of(Options.WORKERS, List.of("1", "3")), Map.of()).delivery().workers());
     }
 
     @Test
@@ -125,14 +125,15 @@ class McpdConfigSourcesTest {
 
     @Test
     void aBadVariableIsIgnoredWhenAFlagReplacesIt() {
-        assertEquals(7, McpdConfig.from(Map.of(Options.WORKERS, List.of("7")), Map.of("MCPD_WORKERS", "lots")).workers());
+        assertEquals(7, McpdConfig.from(Map.of(Options.WORKERS, List.of("7")), Map.of("MCPD_WORKERS",
+                "lots")).delivery().workers());
     }
 
     @Test
     void theCommasBetweenAKafkaAddresssBrokersDoNotSplitTheUpstreamsVariable() {
         assertEquals(List.of(URI.create("kafka://b1:9092,b2:9092/spans"), URI.create("http://collector:8080"),
                 URI.create("kafkas://b3:9093/logs")), McpdConfig.from(Map.of(), Map.of("MCPD_UPSTREAMS",
-                "kafka://b1:9092,b2:9092/spans,http://collector:8080,kafkas://b3:9093/logs")).upstreams());
+                "kafka://b1:9092,b2:9092/spans,http://collector:8080,kafkas://b3:9093/logs")).relay().upstreams());
     }
 
     @Test
@@ -145,7 +146,8 @@ class McpdConfigSourcesTest {
                 + " (host names may use letters, digits, '-' and '.')", failsUpstream("http:///x"));
         assertEquals("invalid value for --upstream: \"http://a b\" is not an upstream URL", failsUpstream("http://a b"));
         assertEquals(URI.create("HTTPS://Collector.example:443/base"), McpdConfig.from(
-                Map.of(Options.UPSTREAM, List.of("HTTPS://Collector.example:443/base")), Map.of()).upstreams().get(0));
+                Map.of(Options.UPSTREAM, List.of("HTTPS://Collector.example:443/base")),
+                        Map.of()).relay().upstreams().get(0));
     }
 
     @Test
@@ -172,18 +174,19 @@ class McpdConfigSourcesTest {
                 failsFlag(Options.MAX_BODY_BYTES, "0"));
         assertEquals("invalid value for --spool-max-bytes: 0 bytes is too small: use at least 1 byte",
                 failsFlag(Options.SPOOL_MAX_BYTES, "0KiB"));
-        assertEquals(1024, McpdConfig.from(Map.of(Options.WORKERS, List.of("1024")), Map.of()).workers());
-        assertEquals(1, McpdConfig.from(Map.of(Options.MAX_BODY_BYTES, List.of("1")), Map.of()).maxBodyBytes());
+        assertEquals(1024, McpdConfig.from(Map.of(Options.WORKERS, List.of("1024")), Map.of()).delivery().workers());
+        assertEquals(1, McpdConfig.from(Map.of(Options.MAX_BODY_BYTES, List.of("1")),
+                Map.of()).listener().maxBodyBytes());
     }
 
     @Test
     void aBodyLimitTheProcessCannotHoldIsRefusedAtStart() {
         assertEquals("invalid value for --max-body-bytes: 3072 MiB is more than a body can be: at most 1024 MiB (a body"
                 + " is held in memory whole)", failsFlag(Options.MAX_BODY_BYTES, "3GiB"));
-        assertEquals(McpdConfig.MAX_BODY_CEILING, McpdConfig.checkMaxBodyBytes(ByteSize.GIB));
-        assertEquals(128 * ByteSize.MIB, McpdConfig.checkMaxBodyBytesFits(128 * ByteSize.MIB, 512 * ByteSize.MIB));
+        assertEquals(Listener.MAX_BODY_CEILING, Listener.checkMaxBodyBytes(ByteSize.GIB));
+        assertEquals(128 * ByteSize.MIB, Listener.checkMaxBodyBytesFits(128 * ByteSize.MIB, 512 * ByteSize.MIB));
         IllegalArgumentException tooLarge = assertThrows(IllegalArgumentException.class,
-                () -> McpdConfig.checkMaxBodyBytesFits(129 * ByteSize.MIB, 512 * ByteSize.MIB));
+                () -> Listener.checkMaxBodyBytesFits(129 * ByteSize.MIB, 512 * ByteSize.MIB));
         assertEquals("129 MiB does not fit this process's heap of 512 MiB: bodies may take a quarter of it; give it"
                 + " at least 4 × the body (MCPD_HEAP) or lower the limit", tooLarge.getMessage());
     }
@@ -215,24 +218,27 @@ class McpdConfigSourcesTest {
 
     @Test
     void aConfigBuiltInCodeIsValidatedToo() {
-        ConfigException e = assertThrows(ConfigException.class, () -> new McpdConfig(
-                Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(), Optional.empty(),
-                Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 0, 256, 256, ByteSize.MIB, "/readyz", List.of(), Duration.ofSeconds(5),
-                Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), SourceTopic.none(), Optional.empty()));
+        ConfigException e = assertThrows(ConfigException.class, () -> new DeliveryLanes(0, 256, 256, ByteSize.MIB));
         assertEquals("invalid value for --workers (MCPD_WORKERS): 0 workers is out of range: use 1 to 1024",
                 e.getMessage());
-        ConfigException url = assertThrows(ConfigException.class, () -> new McpdConfig(
-                Options.LISTEN.defaultValue().orElseThrow(), "./data/mcpd.db", Path.of("spool"), List.of(URI.create("file:/tmp/x")),
-                Optional.empty(), Optional.empty(), ByteSize.GIB, ByteSize.MIB, Duration.ofSeconds(30), 4, 256, 256, ByteSize.MIB, "/readyz", List.of(),
-                Duration.ofSeconds(5), Duration.ofSeconds(2), 2, 3, Set.of(), Optional.empty(), TlsFiles.none(), 0, StoreUpkeep.defaults(), SourceTopic.none(), Optional.empty()));
+        ConfigException url = assertThrows(ConfigException.class, () -> new Relaying(
+                List.of(URI.create("file:/tmp/x")), Optional.empty(), Path.of("spool"), ByteSize.GIB));
         assertEquals("invalid value for --upstream (MCPD_UPSTREAMS): \"file:/tmp/x\" is not an upstream URL:"
                 + " use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC", url.getMessage());
+        McpdConfig valid = McpdConfig.from(Map.of(), Map.of());
+        ConfigException probe = assertThrows(ConfigException.class, () -> new McpdConfig(valid.listener(),
+                valid.ingest(), valid.data(), valid.upkeep(), valid.source(), valid.relay(), valid.delivery(),
+                new HealthChecks("/readyz", List.of(UpstreamProbeAddress.parse("1=off")), Duration.ofSeconds(5),
+                        Duration.ofSeconds(2), 2, 3), valid.deadLetters(), valid.tls(), valid.routes()));
+        assertEquals("invalid value for --upstream-probe (MCPD_UPSTREAM_PROBES): upstream 1 does not exist: there are"
+                + " 0 --upstream", probe.getMessage(), "a check across sections, made where they meet");
     }
 
     @Test
     void upstreamListCannotBeChangedAfterwards() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://a:1"));
-        assertThrows(UnsupportedOperationException.class, () -> config.upstreams().add(URI.create("http://b:1")));
+        assertThrows(UnsupportedOperationException.class,
+                () -> config.relay().upstreams().add(URI.create("http://b:1")));
     }
 
     @Test
@@ -240,10 +246,10 @@ class McpdConfigSourcesTest {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_UPSTREAMS", "http://gw:4318,http://other:4318",
                 "MCPD_UPSTREAM_PROBES", "1=http://gw:13133/, 2=off"));
         assertEquals(List.of(new UpstreamProbeAddress(1, Optional.of(URI.create("http://gw:13133/"))),
-                new UpstreamProbeAddress(2, Optional.empty())), config.upstreamProbes());
+                new UpstreamProbeAddress(2, Optional.empty())), config.health().upstreamProbes());
         assertTrue(config.describe().stream().anyMatch(line -> line.startsWith("health ") && line.endsWith(
                 "; upstream 1 checked at http://gw:13133/; upstream 2 not probed")), config.describe().toString());
-        assertEquals(List.of(), McpdConfig.fromEnvironment(Map.of()).upstreamProbes());
+        assertEquals(List.of(), McpdConfig.fromEnvironment(Map.of()).health().upstreamProbes());
 
         Map<Option<?>, List<String>> twoUpstreams = Map.of(Options.UPSTREAM, List.of("http://a:1", "http://b:1"));
         assertEquals("invalid value for --upstream-probe (MCPD_UPSTREAM_PROBES): upstream 3 does not exist: there are 2 --upstream",
@@ -267,9 +273,10 @@ class McpdConfigSourcesTest {
     @Test
     void retryableStatusesAreFourHundredsOtherThanTheAlwaysRetriedOnes() {
         assertEquals(Set.of(409, 425), McpdConfig.from(Map.of(Options.RETRYABLE_STATUS, List.of("425, 409,")), Map.of())
-                .retryableStatuses());
-        assertEquals(Set.of(409), McpdConfig.fromEnvironment(Map.of("MCPD_RETRYABLE_STATUS", "409")).retryableStatuses());
-        assertEquals(Set.of(), McpdConfig.fromEnvironment(Map.of()).retryableStatuses());
+                .deadLetters().retryableStatuses());
+        assertEquals(Set.of(409), McpdConfig.fromEnvironment(Map.of("MCPD_RETRYABLE_STATUS",
+                "409")).deadLetters().retryableStatuses());
+        assertEquals(Set.of(), McpdConfig.fromEnvironment(Map.of()).deadLetters().retryableStatuses());
         assertEquals("invalid value for --retryable-status: 503 is not a 4xx status: 5xx, timeouts and refused"
                 + " connections are always retried; only 4xx can be named", failsFlag(Options.RETRYABLE_STATUS, "503"));
         assertEquals("invalid value for --retryable-status: 429 is always retried already: name other 4xx codes",
@@ -284,8 +291,8 @@ class McpdConfigSourcesTest {
     @Test
     void spoolMaxAgeIsADurationFromASecondToAYear() {
         assertEquals(Optional.of(Duration.ofHours(24)),
-                McpdConfig.fromEnvironment(Map.of("MCPD_SPOOL_MAX_AGE", "24h")).spoolMaxAge());
-        assertEquals(Optional.empty(), McpdConfig.fromEnvironment(Map.of()).spoolMaxAge());
+                McpdConfig.fromEnvironment(Map.of("MCPD_SPOOL_MAX_AGE", "24h")).deadLetters().spoolMaxAge());
+        assertEquals(Optional.empty(), McpdConfig.fromEnvironment(Map.of()).deadLetters().spoolMaxAge());
         assertEquals("invalid value for --spool-max-age: \"1 day\" is not a duration: use a whole number and a unit,"
                 + " like 90s, 15m, 24h or 7d", failsFlag(Options.SPOOL_MAX_AGE, "1 day"));
         assertEquals("invalid value for --spool-max-age: 500ms is out of range: use 1s to 366d",

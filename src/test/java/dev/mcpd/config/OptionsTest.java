@@ -27,11 +27,11 @@ class OptionsTest {
     @Test
     void aDefaultIsParsedLikeAGivenValueSoItsTextAndValueAgree() {
         McpdConfig nothingGiven = McpdConfig.from(Map.of(), Map.of());
-        assertEquals(ListenAddress.parse("0.0.0.0:4317"), nothingGiven.listen());
-        assertEquals(ByteSize.GIB, nothingGiven.spoolMaxBytes());
-        assertEquals(16 * ByteSize.MIB, nothingGiven.maxBodyBytes());
-        assertEquals(Duration.ofSeconds(30), nothingGiven.requestTimeout());
-        assertEquals(4, nothingGiven.workers());
-        assertEquals(0, nothingGiven.quotaPerMinute());
+        assertEquals(ListenAddress.parse("0.0.0.0:4317"), nothingGiven.listener().address());
+        assertEquals(ByteSize.GIB, nothingGiven.relay().spoolMaxBytes());
+        assertEquals(16 * ByteSize.MIB, nothingGiven.listener().maxBodyBytes());
+        assertEquals(Duration.ofSeconds(30), nothingGiven.listener().requestTimeout());
+        assertEquals(4, nothingGiven.delivery().workers());
+        assertEquals(0, nothingGiven.ingest().quotaPerMinute());
     }
 }

@@ -48,17 +48,18 @@ class SpoolDirTest {
     @Test
     void spoolDirGivenExplicitlyBeatsTheDerivedOne() {
         McpdConfig config = McpdConfig.fromEnvironment(Map.of("MCPD_DATA", "/data/mcpd.db", "MCPD_SPOOL_DIR", "/fast/spool"));
-        assertEquals(Path.of("/fast/spool"), config.spoolDir());
+        assertEquals(Path.of("/fast/spool"), config.relay().spoolDir());
     }
 
     @Test
     void derivedSpoolFollowsTheDataGivenInTheEnvironment() {
-        assertEquals(Path.of("/data/mcpd.spool"), McpdConfig.fromEnvironment(Map.of("MCPD_DATA", "/data/mcpd.db")).spoolDir());
+        assertEquals(Path.of("/data/mcpd.spool"), McpdConfig.fromEnvironment(Map.of("MCPD_DATA",
+                "/data/mcpd.db")).relay().spoolDir());
     }
 
     @Test
     void relaySpoolsInARelayDirectoryUnderTheSpoolDir() {
         assertEquals(Path.of("/data/mcpd.spool/relay"),
-                McpdConfig.fromEnvironment(Map.of("MCPD_DATA", "/data/mcpd.db")).relaySpoolDir());
+                McpdConfig.fromEnvironment(Map.of("MCPD_DATA", "/data/mcpd.db")).relay().relaySpoolDir());
     }
 }

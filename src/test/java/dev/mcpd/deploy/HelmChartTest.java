@@ -339,7 +339,7 @@ class HelmChartTest {
         Map<String, String> environment = new java.util.HashMap<>(optionalRelayEnvironment(set));
         assertEquals("1=http://otel-gateway:13133/,2=off", environment.get("MCPD_UPSTREAM_PROBES"));
         environment.put("MCPD_UPSTREAMS", "http://otel-gateway:4318,http://mcpd:4317");
-        assertEquals(2, dev.mcpd.config.McpdConfig.fromEnvironment(environment).upstreamProbes().size());
+        assertEquals(2, dev.mcpd.config.McpdConfig.fromEnvironment(environment).health().upstreamProbes().size());
     }
 
     @Test

@@ -56,7 +56,7 @@ final class RunningRelay implements AutoCloseable {
     }
 
     URI uri(String pathAndQuery) {
-        return URI.create("http://127.0.0.1:" + config.listen().port() + pathAndQuery);
+        return URI.create("http://127.0.0.1:" + config.listener().address().port() + pathAndQuery);
     }
 
     RelayApplication application() {
@@ -64,17 +64,17 @@ final class RunningRelay implements AutoCloseable {
     }
 
     int port() {
-        return config.listen().port();
+        return config.listener().address().port();
     }
 
     Path spoolDir() {
-        return config.relaySpoolDir();
+        return config.relay().relaySpoolDir();
     }
 
     /** What the spool holds on disk now (read from the files, as a restart would). */
     List<SpoolEntry> spooled() {
         try {
-            return SpoolReader.read(config.relaySpoolDir()).entries();
+            return SpoolReader.read(config.relay().relaySpoolDir()).entries();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -157,7 +157,8 @@ class TlsTestAuthorityDocTest {
         elsewhere.put(":4317", ":" + Ports.free());
         WrittenCommand.Parsed serve = parse("serve", elsewhere, "collector.db");
         WrittenCommand.Parsed relayCommand = parse("relay", elsewhere, "relay.db");
-        assertEquals(List.of(URI.create("https://127.0.0.2:" + collectorPort)), relayCommand.config().upstreams());
+        assertEquals(List.of(URI.create("https://127.0.0.2:" + collectorPort)),
+                relayCommand.config().relay().upstreams());
         try (CollectorApplication collector = CollectorApplication.start(serve.config());
              // /readyz gives the reason once no upstream was up for its window: 2 s, not 30, for a quick answer.
              RunningRelay relay = RunningRelay.start(relayCommand.config(), TlsTest.FAST.withProbes(

@@ -28,7 +28,7 @@ class UnsafeSpoolStartTest {
     @Test
     void aWorldWritableSpoolDirectoryIsAConfigurationErrorNamingTheFix() throws Exception {
         McpdConfig config = config();
-        Path relay = Files.createDirectories(config.relaySpoolDir());
+        Path relay = Files.createDirectories(config.relay().relaySpoolDir());
         Files.setAttribute(relay, "unix:mode", 0777);
         ConfigException refused = assertThrows(ConfigException.class, () -> RelayApplication.start(config));
         assertEquals("spool directory " + relay + " is writable by every user (mode 0777): another user could add"
@@ -39,7 +39,7 @@ class UnsafeSpoolStartTest {
     @Test
     void theFsGroupLayoutStarts() throws Exception {
         McpdConfig config = config();
-        Path relay = Files.createDirectories(config.relaySpoolDir());
+        Path relay = Files.createDirectories(config.relay().relaySpoolDir());
         Files.setAttribute(relay, "unix:mode", 02770);
         try (RelayApplication started = RelayApplication.start(config)) {
             assertEquals(relay, started.spool().directory());
