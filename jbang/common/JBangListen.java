@@ -1,5 +1,6 @@
 package dev.mcpd.jbang;
 
+import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.RolePaths;
 import dev.mcpd.http.ServingGate;
@@ -16,9 +17,10 @@ final class JBangListen {
     static void check(CamelContext camel, McpdConfig config) {
         String host = camel.getPropertiesComponent().resolveProperty("camel.server.host").orElse("0.0.0.0");
         String port = camel.getPropertiesComponent().resolveProperty("camel.server.port").orElse("8080");
-        if (!host.equals(config.listen().host()) || !port.equals(Integer.toString(config.listen().port()))) {
+        ListenAddress listen = config.listener().address();
+        if (!host.equals(listen.host()) || !port.equals(Integer.toString(listen.port()))) {
             throw new IllegalArgumentException("camel.server.host/port (" + host + ":" + port + ") differ from"
-                    + " MCPD_LISTEN (" + config.listen() + "): pass --prop=camel.server.host=HOST"
+                    + " MCPD_LISTEN (" + listen + "): pass --prop=camel.server.host=HOST"
                     + " --prop=camel.server.port=PORT to camel run, as jbang/run.sh does");
         }
     }

@@ -22,7 +22,7 @@ public class McpdRelayConfiguration implements CamelConfiguration {
     @Override
     public void configure(CamelContext camel) throws Exception {
         McpdConfig config = McpdConfig.fromEnvironment(System.getenv());
-        if (config.upstreams().isEmpty()) {
+        if (config.relay().upstreams().isEmpty()) {
             throw new IllegalArgumentException("relay needs at least one upstream: set MCPD_UPSTREAMS=URL[,URL…]");
         }
         JBangListen.check(camel, config);
@@ -37,6 +37,6 @@ public class McpdRelayConfiguration implements CamelConfiguration {
         beans.bindTo(camel.getRegistry()::bind);
         RoleHost.sharedProperties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
-        JBangListen.servingGate(camel, config.listen().port(), RelayBeans.PATHS, beans.ownGets());
+        JBangListen.servingGate(camel, config.listener().address().port(), RelayBeans.PATHS, beans.ownGets());
     }
 }

@@ -28,6 +28,6 @@ public class McpdServeConfiguration implements CamelConfiguration {
         RoleHost.sharedProperties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         beans.bindTo(camel.getRegistry()::bind);
-        JBangListen.servingGate(camel, config.listen().port(), CollectorBeans.PATHS);
+        JBangListen.servingGate(camel, config.listener().address().port(), CollectorBeans.PATHS);
     }
 }
