@@ -6,14 +6,17 @@ import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mcpd.testing.TestCertificates;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.PemKeyCertOptions;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -31,7 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * HTTP/2 where the upstream speaks it, HTTP/1.1 where it does not: an upstream that is not mcpd (it says nothing in
  * its probe answer) and accepts the probe's h2c upgrade gets every delivery over HTTP/2; one that speaks only
- * HTTP/1.1 gets every delivery all the same, over HTTP/1.1.
+ * HTTP/1.1 gets every delivery all the same, over HTTP/1.1; over TLS, what the upstream offers by ALPN, as the health
+ * check (on the deliveries' own client stack and trust) found it.
  */
 class DeliveryProtocolTest {
 
@@ -50,9 +54,24 @@ class DeliveryProtocolTest {
         final List<HttpVersion> posts = new CopyOnWriteArrayList<>();
         final HttpServer server;
 
+        private final boolean tls;
+
         VersionRecordingUpstream(boolean http2) throws Exception {
-            server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0)
-                            .setHttp2ClearTextEnabled(http2))
+            this(new HttpServerOptions().setHttp2ClearTextEnabled(http2), false);
+        }
+
+        /** Over TLS with this certificate, offering h2 by ALPN when {@code http2}, else HTTP/1.1 alone. */
+        VersionRecordingUpstream(TestCertificates.Pair certificate, boolean http2) throws Exception {
+            this(new HttpServerOptions().setSsl(true).setUseAlpn(true)
+                    .setAlpnVersions(http2 ? List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1)
+                            : List.of(HttpVersion.HTTP_1_1))
+                    .setKeyCertOptions(new PemKeyCertOptions().setCertPath(certificate.cert().toString())
+                            .setKeyPath(certificate.key().toString())), true);
+        }
+
+        private VersionRecordingUpstream(HttpServerOptions options, boolean tls) throws Exception {
+            this.tls = tls;
+            server = vertx.createHttpServer(options.setHost("127.0.0.1").setPort(0))
                     .requestHandler(request -> request.body().onSuccess(body -> {
                         if (request.method() == HttpMethod.POST) {
                             posts.add(request.version());
@@ -63,7 +82,7 @@ class DeliveryProtocolTest {
         }
 
         URI url() {
-            return URI.create("http://127.0.0.1:" + server.actualPort());
+            return URI.create((tls ? "https" : "http") + "://127.0.0.1:" + server.actualPort());
         }
 
         @Override
@@ -73,8 +92,13 @@ class DeliveryProtocolTest {
     }
 
     private JsonNode deliverTo(VersionRecordingUpstream upstream) throws Exception {
-        try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", upstream.url().toString()),
-                TUNING)) {
+        return deliverTo(upstream, Map.of());
+    }
+
+    private JsonNode deliverTo(VersionRecordingUpstream upstream, Map<String, String> options) throws Exception {
+        Map<String, String> environment = new java.util.HashMap<>(options);
+        environment.put("MCPD_UPSTREAMS", upstream.url().toString());
+        try (RunningRelay relay = RunningRelay.start(dir, environment, TUNING)) {
             for (int i = 0; i < ENTRIES; i++) {
                 assertEquals(2, post(relay, "/v1/ingest", ("{\"events\":[{\"n\":" + i + "}]}")
                         .getBytes(StandardCharsets.UTF_8), "Content-Type", "application/json") / 100);
@@ -105,6 +129,31 @@ class DeliveryProtocolTest {
             assertEquals(ENTRIES, upstream.posts.size(), "every entry, one request each");
             assertEquals(Set.of(HttpVersion.HTTP_1_1), Set.copyOf(upstream.posts));
             assertEquals("h1", status.get("protocol").asText());
+        }
+    }
+
+    /**
+     * Over TLS the health check and the deliveries share one client stack and the same --upstream-ca: the h2 the
+     * check's ALPN found is what the deliveries get, and an upstream that offers only HTTP/1.1 by ALPN gets HTTP/1.1.
+     */
+    @Test
+    void anHttpsUpstreamGetsWhatItsAlpnOffersAsTheCheckFoundIt() throws Exception {
+        assumeTrue(TestCertificates.available(), "openssl is not on the PATH (.ci/run installs it)");
+        TestCertificates authority = TestCertificates.authority(dir.resolve("pki"), "upstreams");
+        TestCertificates.Pair certificate = authority.server("upstream", "upstream.internal");
+        Map<String, String> trusting = Map.of("MCPD_UPSTREAM_CA", authority.caCert.toString());
+        try (VersionRecordingUpstream h2 = new VersionRecordingUpstream(certificate, true)) {
+            JsonNode status = deliverTo(h2, trusting);
+            assertEquals(ENTRIES, h2.posts.size(), "every entry, one request each");
+            assertEquals(Set.of(HttpVersion.HTTP_2), Set.copyOf(h2.posts));
+            assertEquals("h2", status.get("protocol").asText());
+            assertEquals("success", status.get("lastCheck").get("result").asText(), status.toString());
+        }
+        try (VersionRecordingUpstream h1 = new VersionRecordingUpstream(certificate, false)) {
+            JsonNode status = deliverTo(h1, trusting);
+            assertEquals(Set.of(HttpVersion.HTTP_1_1), Set.copyOf(h1.posts));
+            assertEquals("h1", status.get("protocol").asText());
+            assertEquals("success", status.get("lastCheck").get("result").asText(), status.toString());
         }
     }
 }
