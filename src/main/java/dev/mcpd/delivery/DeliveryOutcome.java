@@ -33,6 +33,7 @@ import org.slf4j.LoggerFactory;
 public final class DeliveryOutcome {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
+    /** The lines the failover logged before the outcome was read here keep their logger: operators filter on it. */
     private static final Logger FAILOVER = LoggerFactory.getLogger(UpstreamFailover.class);
 
     /** Per relay, not per process: a window of its own for each relay a JVM runs. */

@@ -3,6 +3,7 @@ package dev.mcpd.delivery;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.upstream.Upstream;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 
@@ -40,7 +41,7 @@ record ShipmentOutcome(Optional<Upstream> upstream, List<Fate> fates, boolean up
     }
 
     ShipmentOutcome {
-        fates = List.copyOf(fates);
+        fates = Collections.unmodifiableList(fates); // built here, once: no copy on every delivery
     }
 
     /** Every entry goes back to the spool, to be packed as before. */
@@ -77,10 +78,14 @@ record ShipmentOutcome(Optional<Upstream> upstream, List<Fate> fates, boolean up
         return of(GivenBack.class);
     }
 
+    /** Made lazily: the dead-letter step asks every exchange, and almost none has a dead letter. */
     private <T extends Fate> List<T> of(Class<T> kind) {
-        List<T> found = new ArrayList<>(fates.size());
+        List<T> found = List.of();
         for (Fate fate : fates) {
             if (kind.isInstance(fate)) {
+                if (found.isEmpty()) {
+                    found = new ArrayList<>(fates.size());
+                }
                 found.add(kind.cast(fate));
             }
         }

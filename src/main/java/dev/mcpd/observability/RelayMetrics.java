@@ -2,9 +2,10 @@ package dev.mcpd.observability;
 
 import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.SpoolExpiry;
-import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamView;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -93,7 +94,7 @@ public final class RelayMetrics {
     }
 
     private static ToDoubleFunction<UpstreamBoard> viewOf(int index,
-                                                          ToDoubleFunction<UpstreamBoard.View> value) {
+                                                          ToDoubleFunction<UpstreamView> value) {
         return board -> value.applyAsDouble(board.views().get(index));
     }
 

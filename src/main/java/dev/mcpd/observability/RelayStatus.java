@@ -5,11 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.delivery.DeliveryWorkers;
-import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.http.Answers;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamView;
 import java.time.InstantSource;
 import java.util.function.LongSupplier;
 import org.apache.camel.Exchange;
@@ -63,7 +64,7 @@ public final class RelayStatus implements Processor {
     ObjectNode snapshot() {
         ObjectNode root = JSON.createObjectNode();
         ArrayNode upstreams = root.putArray("upstreams");
-        for (UpstreamBoard.View view : board.views()) {
+        for (UpstreamView view : board.views()) {
             ObjectNode upstream = upstreams.addObject();
             upstream.put("url", view.upstream().label());
             upstream.put("order", view.upstream().order());

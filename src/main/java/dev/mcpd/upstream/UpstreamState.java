@@ -229,18 +229,18 @@ final class UpstreamState {
         lastAnswer = now;
     }
 
-    UpstreamBoard.View view(Instant now) {
+    UpstreamView view(Instant now) {
         boolean waiting = waitingUntil.isAfter(now);
-        return new UpstreamBoard.View(upstream,
-                waiting ? Optional.of(new UpstreamBoard.View.Waiting(waitingUntil, String.valueOf(waitCause)))
+        return new UpstreamView(upstream,
+                waiting ? Optional.of(new UpstreamView.Waiting(waitingUntil, String.valueOf(waitCause)))
                         : Optional.empty(),
-                new UpstreamBoard.View.Answers(consecutiveFailures,
+                new UpstreamView.Answers(consecutiveFailures,
                         lastStatus == null ? OptionalInt.empty() : OptionalInt.of(lastStatus),
                         Optional.ofNullable(lastLatency), Optional.ofNullable(lastAnswer), Optional.ofNullable(lastUp),
                         isUp(now), delivered, failedAttempts),
-                new UpstreamBoard.View.Traffic(window.limit(), window.inFlight(), protocol, offer.batches(),
+                new UpstreamView.Traffic(window.limit(), window.inFlight(), protocol, offer.batches(),
                         requests.get()),
-                new UpstreamBoard.View.Checks(service.inService(), Optional.ofNullable(passiveBecause),
+                new UpstreamView.Checks(service.inService(), Optional.ofNullable(passiveBecause),
                         service.successesInARow(), service.failuresInARow(), service.succeeded(), service.failed(),
                         service.last()));
     }

@@ -11,6 +11,7 @@ import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.upstream.Backoff;
 import dev.mcpd.upstream.Upstream;
 import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamView;
 import dev.mcpd.upstream.UpstreamWindow;
 import java.net.ConnectException;
 import java.net.URI;
@@ -61,7 +62,7 @@ class DeliveryOutcomeTest {
         return outcomes.answered(shipment, eu, slot, answer, LATENCY);
     }
 
-    private UpstreamBoard.View view() {
+    private UpstreamView view() {
         return board.views().get(0);
     }
 

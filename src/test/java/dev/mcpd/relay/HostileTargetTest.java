@@ -8,10 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.RawHttp;
+import dev.mcpd.upstream.UpstreamView;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -211,7 +211,7 @@ class HostileTargetTest {
                     .anyMatch(r -> new String(r.body(), StandardCharsets.ISO_8859_1).equals(body))));
             long deliveredMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
-            UpstreamBoard.View view = relay.application().upstreams().views().get(0);
+            UpstreamView view = relay.application().upstreams().views().get(0);
             assertHostile("t3", UNSENDABLE.size() + " POSTs with targets no request can be built from as written ("
                             + UNSENDABLE.stream().map(HostileTargetTest::printable).collect(Collectors.joining(" "))
                             + "), then 20 ordinary ones, 4 workers",
@@ -247,7 +247,7 @@ class HostileTargetTest {
         try (TestUpstream upstream = TestUpstream.start();
              RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
-            UpstreamBoard.View view = relay.application().upstreams().views().get(0);
+            UpstreamView view = relay.application().upstreams().views().get(0);
             List<JsonNode> why = deadLetterRecords(spoolDir.resolve("dead"));
             boolean allUnsendable = why.size() == unsendable.size() && why.stream().allMatch(
                     record -> record.path("status").asInt(-1) == 0

@@ -88,7 +88,7 @@ class UpstreamBoardTest {
         return board.failed(upstream, "503", OptionalInt.of(503), retryAfter, LATENCY, 1);
     }
 
-    private UpstreamBoard.View view(Upstream upstream) {
+    private UpstreamView view(Upstream upstream) {
         return board.views().get(upstream.order() - 1);
     }
 
@@ -349,7 +349,7 @@ class UpstreamBoardTest {
     void aPermanentRefusalDoesNotPutTheUpstreamIntoAWait() {
         board.refusedPermanently(primary, OptionalInt.of(400), LATENCY, 1);
         assertEquals(Optional.of(primary), board.firstReady());
-        UpstreamBoard.View view = view(primary);
+        UpstreamView view = view(primary);
         assertFalse(view.waiting().isPresent());
         assertEquals(Optional.empty(), view.waiting().map(w -> w.until()));
         assertEquals(0, view.answers().consecutiveFailures());
@@ -359,7 +359,7 @@ class UpstreamBoardTest {
 
     @Test
     void aFreshBoardReportsEveryUpstreamReadyAndUnused() {
-        for (UpstreamBoard.View view : board.views()) {
+        for (UpstreamView view : board.views()) {
             assertFalse(view.waiting().isPresent());
             assertEquals(Optional.empty(), view.waiting().map(w -> w.until()));
             assertEquals(Optional.empty(), view.waiting().map(w -> w.cause()));
@@ -370,14 +370,14 @@ class UpstreamBoardTest {
             assertEquals(0, view.answers().delivered());
             assertEquals(0, view.answers().failedAttempts());
         }
-        assertEquals(List.of(primary, secondary), board.views().stream().map(UpstreamBoard.View::upstream).toList());
+        assertEquals(List.of(primary, secondary), board.views().stream().map(UpstreamView::upstream).toList());
     }
 
     @Test
     void theViewOfAWaitingUpstreamSaysUntilWhenAndWhy() {
         board.failed(primary, "503 Service Unavailable", OptionalInt.of(503), Optional.of(Duration.ofSeconds(30)),
                 LATENCY, 1);
-        UpstreamBoard.View view = view(primary);
+        UpstreamView view = view(primary);
         assertTrue(view.waiting().isPresent());
         assertEquals(Optional.of(start.plusSeconds(30)), view.waiting().map(w -> w.until()));
         assertEquals(Optional.of("503 Service Unavailable"), view.waiting().map(w -> w.cause()));
@@ -392,7 +392,7 @@ class UpstreamBoardTest {
     @Test
     void theViewOfAnotherUpstreamIsUntouchedByAFailure() {
         failWith503(primary, Optional.of(Duration.ofSeconds(30)));
-        UpstreamBoard.View view = view(secondary);
+        UpstreamView view = view(secondary);
         assertFalse(view.waiting().isPresent());
         assertEquals(0, view.answers().failedAttempts());
         assertEquals(OptionalInt.empty(), view.answers().lastStatus());
@@ -402,7 +402,7 @@ class UpstreamBoardTest {
     void theViewNoLongerReportsAWaitOnceItHasEndedButKeepsTheFailureCounts() {
         failWith503(primary, Optional.of(Duration.ofSeconds(30)));
         clock.advance(Duration.ofSeconds(30));
-        UpstreamBoard.View view = view(primary);
+        UpstreamView view = view(primary);
         assertFalse(view.waiting().isPresent());
         assertEquals(Optional.empty(), view.waiting().map(w -> w.until()));
         assertEquals(Optional.empty(), view.waiting().map(w -> w.cause()));
@@ -417,7 +417,7 @@ class UpstreamBoardTest {
         failWith503(primary, Optional.of(Duration.ZERO));
         board.refusedPermanently(primary, OptionalInt.of(422), LATENCY, 1);
         board.delivered(primary, 204, Duration.ofMillis(3), 1);
-        UpstreamBoard.View view = view(primary);
+        UpstreamView view = view(primary);
         assertEquals(3, view.answers().delivered());
         assertEquals(2, view.answers().failedAttempts());
         assertEquals(OptionalInt.of(204), view.answers().lastStatus());
@@ -437,7 +437,7 @@ class UpstreamBoardTest {
     @Test
     void aPermanentRefusalIsCountedAsAFailedAttemptWithItsStatus() {
         board.refusedPermanently(primary, OptionalInt.of(413), LATENCY, 1);
-        UpstreamBoard.View view = view(primary);
+        UpstreamView view = view(primary);
         assertEquals(1, view.answers().failedAttempts());
         assertEquals(OptionalInt.of(413), view.answers().lastStatus());
         assertEquals(Optional.of(start), view.answers().lastAnswer());
@@ -449,7 +449,7 @@ class UpstreamBoardTest {
         board.delivered(primary, 200, LATENCY, 1);
         clock.advance(Duration.ofSeconds(5));
         board.failed(primary, "connection refused", OptionalInt.empty(), Optional.empty(), Duration.ofSeconds(2), 1);
-        UpstreamBoard.View view = view(primary);
+        UpstreamView view = view(primary);
         assertEquals(Optional.of(start), view.answers().lastAnswer(), "the last answer is still the delivery");
         assertEquals(OptionalInt.of(200), view.answers().lastStatus());
         assertEquals(Optional.of(Duration.ofSeconds(2)), view.answers().lastLatency());
