@@ -193,6 +193,27 @@ def drain_cpu(res):
             "machine, where a deployment has the relay in another region):", ""] + lines + [""]
 
 
+def drain_method(res):
+    """How the drains were run: on a relay that was delivering when the link went down (rows with relay_warmup_s),
+    or on a fresh relay started on a backlog FillSpool wrote."""
+    rows = res.kind("wan", phase="drain")
+    warm = sorted({WAN_NAMES[r["upstream"]] for r in rows if r.get("relay_warmup_s")})
+    fresh = sorted({WAN_NAMES[r["upstream"]] for r in rows if not r.get("relay_warmup_s")})
+    seconds = sorted({r["relay_warmup_s"] for r in rows if r.get("relay_warmup_s")})
+    parts = []
+    named = bool(warm) and bool(fresh)  # the upstreams are named only when the drains were run both ways
+    if warm:
+        parts.append(f"{'; '.join(warm) + ': t' if named else 'T'}he relay first delivers {'/'.join(map(str, seconds))} s of the senders' "
+                     "load, as a running relay was delivering before its link broke (both JVMs have compiled the "
+                     "delivery path, as the per-request runs are warmed); then the link goes down, the senders post "
+                     "the backlog to the relay, and the link comes up")
+    if fresh:
+        parts.append(f"{'; '.join(fresh) + ': t' if named else 'T'}he spool is filled with the backlog (`bench/FillSpool.java`) while the "
+                     "link is down, a fresh relay starts on it and the link comes up (the relay's JVM is not warmed "
+                     "up first)")
+    return ". ".join(parts) + ". The rate is from the first delivered entry to the last."
+
+
 def wan_rates(res, phase, upstream):
     """{rtt: [entries/s, …]} of one WAN phase against one upstream."""
     rates = {}
@@ -386,10 +407,9 @@ def wan_section(res, plots_link):
           "kernel has no `netem`). Each run starts a fresh relay and upstream. **Archive**: after a 5 s warm-up, 32 "
           "senders post 1 KiB entries (each its own key) for 3 s as fast as the relay takes them; the rate is the "
           "entries accepted over the time from the first send until the upstream has every one — so at low RTT it "
-          "is bound by the relay's accept path, not by delivery. **Drain**: the spool is filled with the backlog "
-          "(`bench/FillSpool.java`) while the link is down, then the link comes up; the rate is from the first "
-          "delivered entry to the last (the JVMs are not warmed up first). The upstream counts what it took "
-          "(`/v1/stats` events and duplicates; nginx's access log; the OTLP receiver's span count).", "",
+          "is bound by the relay's accept path, not by delivery. **Drain**: " + drain_method(res) + " The upstream "
+          "counts what it took (`/v1/stats` events and duplicates; nginx's access log; the OTLP receiver's span "
+          "count).", "",
           "| upstream | RTT ms | archive entries/s | / 0 ms | drain entries/s | / 0 ms | protocol | window at the end | "
           "relay peak RSS MiB |", "|---|---|---|---|---|---|---|---|---|"]
     for u in upstreams:
@@ -409,12 +429,15 @@ def wan_section(res, plots_link):
         later = sorted({WAN_NAMES[r["upstream"]] for r in res.kind("wan") if r.get("at", "")[:10] in apart})
         md += ["", f"Measured apart from the full run ({', '.join(apart)}, `bench/wan.py` alone, the same machine): "
                    f"the rows of {'; '.join(later)}."]
-    backlog = max((r["entries"] for r in res.kind("wan", phase="drain")), default=0)
-    warmed = sorted({r["upstream_warmup_s"] for r in res.kind("wan", phase="drain") if r.get("upstream_warmup_s")})
-    warm_note = (f" Before a drain into mcpd serve the collector takes {'/'.join(map(str, warmed))} s of requests "
+    sizes = [r["entries"] for r in res.kind("wan", phase="drain")]
+    # A backlog posted to a running relay stops at the first look that finds at least the size asked for.
+    backlog = (num(min(sizes)) + (f"–{num(max(sizes))}" if max(sizes) > min(sizes) else "")) if sizes else "0"
+    warmed = sorted({r["upstream_warmup_s"] for r in res.kind("wan", phase="drain")
+                     if r.get("upstream_warmup_s") and not r.get("relay_warmup_s")})
+    warm_note = (f" Before a drain into mcpd serve from a fresh relay the collector takes {'/'.join(map(str, warmed))} s of requests "
                  "straight to it, as its per-request runs are warmed: a collector waiting for its relays has been "
                  "running." if warmed else "")
-    md += ["", f"Drain backlog: {num(backlog)} entries.{warm_note} nginx gets one request per entry: its rate is bound by "
+    md += ["", f"Drain backlog: {backlog} entries.{warm_note} nginx gets one request per entry: its rate is bound by "
                "`--max-in-flight` (256) / RTT, and at low RTT by the Python proxy itself, which passes a few "
                "thousand requests a second (straight to nginx on loopback the same relay drains at the rate of "
                "\"Backlog scale\" above); an mcpd collector gets batches of up to 256 entries, so its drain is bound "

@@ -339,10 +339,10 @@ fi
 if [ "$only" = collector ]; then
   say "collector: a backlog of $wan_backlog drained into each at RTT $wan_rtts ms (bench/wan.py), $wan_reps runs"
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 0 --upstreams serve,serve-pg --phases drain \
-    --runs "$wan_reps" --backlog "$wan_backlog" --warm-upstream "$wan_warm" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --runs "$wan_reps" --backlog "$wan_backlog" --warm-upstream "$wan_warm" --warm-relay "$wan_warm" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
     --out "$results" >&2
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "${wan_rtts#0,}" --upstreams serve,serve-pg \
-    --phases drain --runs 1 --backlog "$wan_backlog" --warm-upstream "$wan_warm" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
+    --phases drain --runs 1 --backlog "$wan_backlog" --warm-upstream "$wan_warm" --warm-relay "$wan_warm" --pg "${MCPD_TEST_POSTGRES_URL:-}" \
     --out "$results" >&2
 fi
 fi # want collector
@@ -491,7 +491,7 @@ if want wan; then
   fi
   say "wan: RTT $wan_rtts ms to $wan_upstreams (archive ×$wan_reps, drain of $wan_backlog)"
   python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt "$wan_rtts" --upstreams "$wan_upstreams" \
-    --phases archive,drain --runs "$wan_reps" --backlog "$wan_backlog" --warm-upstream "$wan_warm" \
+    --phases archive,drain --runs "$wan_reps" --backlog "$wan_backlog" --warm-upstream "$wan_warm" --warm-relay "$wan_warm" \
     --pg "${MCPD_TEST_POSTGRES_URL:-}" \
     --out "$results" >&2
   say "wan: 300 entries one by one at RTT 80 ms to mcpd serve (what crosses the link for lone entries)"

@@ -4,8 +4,11 @@
 For each RTT and upstream, one fresh relay (bin/mcpd as shipped, default options) and one fresh upstream, and:
   archive    32 senders post 1 KiB requests (each its own key) for a few seconds, as fast as the relay takes them;
              time from the first send until the upstream has every one the relay accepted
-  drain      a backlog of M entries (bench/FillSpool.java) waiting while the link is down; time from the first
-             delivered entry until the last (the relay's probe ends its wait within 5 s of the link's return)
+  drain      a backlog of M entries waiting while the link is down; time from the first delivered entry until the
+             last (the relay's probe ends its wait within 5 s of the link's return). With --warm-relay S the relay
+             first delivers S seconds of load (both JVMs compile the delivery path, as a relay that was delivering
+             before its link broke has), then the senders post the backlog while the link is down; without it, a
+             fresh relay starts on a backlog bench/FillSpool.java wrote
   sustained  full load for N seconds with delivery running: entries accepted and delivered in that time, the
              spool's size before and after, the relay's peak resident size
   trickle    300 requests one after another from one sender, each answered before the next: what crosses the link
@@ -14,7 +17,7 @@ Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL,
 one request per entry, no batches), `otlp` (bench/otlp_upstream.py, an OTLP/HTTP receiver that answers GET with
 405 as a Collector does and decodes every export to count its spans; the senders post 1 KiB protobuf trace exports
 to /v1/traces, so the relay merges them), `otlp-json` (the same, OTLP's JSON encoding), `otlp-alone` (protobuf,
-the relay told --batch-max-entries 1: merging off). Every run but drain and trickle warms both JVMs up first. Each row also
+the relay told --batch-max-entries 1: merging off). Every run but trickle and a drain without --warm-relay warms both JVMs up first. Each row also
 gives the bytes that crossed the link towards the upstream (counted by the delay proxy) against the bodies of the
 entries delivered, and the upstream's requests per delivered entry. Each result is one JSON line appended to --out.
 
@@ -397,7 +400,21 @@ def one(args, kind, rtt, phase, out):
         proxy = procs.start("proxy", proxy_args)
         wait_http(proxy_port, upstream.health_path())
         extra = {}
-        if phase == "drain":
+        if phase == "drain" and args.warm_relay:
+            # A relay that was delivering when the link went down: both JVMs have compiled the delivery path (as the
+            # collector's per-request rate is measured on a warm JVM); the backlog then builds up through ingest.
+            rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
+            wait_http(relay_port)
+            time.sleep(6)  # one probe interval: the relay has seen what the upstream speaks
+            warm = send(relay_port, args.warm_relay, args.senders, run + "-warm", otlp_body)
+            wait_taken(upstream, warm, args.timeout)
+            extra["relay_warmup_s"] = args.warm_relay
+            procs.stop(proxy)  # the link is down: the backlog waits in the spool
+            while spool_entries(relay_port) < args.backlog:  # in seconds of load: it ends a little past the size
+                send(relay_port, 1, args.senders, run + "-fill-%d" % time.time_ns(), otlp_body)
+            upstream.base = upstream.taken()
+            count = spool_entries(relay_port)
+        elif phase == "drain":
             if args.warm_upstream and kind in ("serve", "serve-pg"):
                 warm_collector(upstream.port, args.warm_upstream, run + "-warm")
                 upstream.base = upstream.taken()
@@ -407,6 +424,7 @@ def one(args, kind, rtt, phase, out):
             rel = relay(procs, work, args.jar, relay_port, proxy_port, args.jvm, relay_args)
             wait_http(relay_port)
             count = spool_entries(relay_port)
+        if phase == "drain":
             cpu_before = cpu_by_process(rel, upstream.process)
             proxy = procs.start("proxy", proxy_args)
             in_flight = []
@@ -481,6 +499,9 @@ def main():
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warm-upstream", type=int, default=20,
                         help="seconds of load straight to mcpd serve before a drain into it (0: a cold collector)")
+    parser.add_argument("--warm-relay", type=int, default=0,
+                        help="drain: seconds of load through the relay before the link goes down, the backlog then "
+                             "posted to it (0: a fresh relay started on a backlog bench/FillSpool.java wrote)")
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--pg", default=os.environ.get("MCPD_BENCH_PG", ""))
     parser.add_argument("--label", default="relay")
