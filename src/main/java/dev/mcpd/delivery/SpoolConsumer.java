@@ -207,7 +207,10 @@ final class SpoolConsumer extends DefaultConsumer {
                 afterFault("it ended without an outcome"); // every step that ends an exchange gives it one
                 return;
             }
-            for (ShipmentOutcome.Fate fate : outcome.get().fates()) {
+            List<ShipmentOutcome.Fate> fates = outcome.get().fates();
+            long[] finished = new long[fates.size()];
+            int count = 0;
+            for (ShipmentOutcome.Fate fate : fates) {
                 long seq = fate.entry().seq();
                 if (fate instanceof ShipmentOutcome.GivenBack back) {
                     if (back.sendAtMost() != ShipmentOutcome.AS_PACKED) {
@@ -217,11 +220,16 @@ final class SpoolConsumer extends DefaultConsumer {
                     continue;
                 }
                 attempts.finished(seq);
-                try {
-                    spool.done(seq);
-                } catch (IOException | RuntimeException e) {
-                    LOG.error("seq={} was delivered but could not be removed from the spool: {}", seq, e.toString());
-                }
+                finished[count++] = seq;
+            }
+            if (count == 0) {
+                return;
+            }
+            try {
+                spool.done(finished, count);
+            } catch (IOException | RuntimeException e) {
+                LOG.error("seq={}{} delivered, not all removed from the spool: {}", finished[0],
+                        count > 1 ? " and " + (count - 1) + " more" : "", e.toString());
             }
         }
 

@@ -53,10 +53,13 @@ final class AckLog implements Closeable {
         size = all.length - (all.length % Long.BYTES);
     }
 
-    /** Appends {@code seq}; a failure is logged (once per log file) and otherwise ignored, see {@link SegmentIndex}. */
-    void appendOrWarn(long seq) {
+    /**
+     * Appends the first {@code count} of {@code seqs}; a failure is logged (once per log file) and otherwise ignored,
+     * see {@link SegmentIndex}.
+     */
+    void appendOrWarn(long[] seqs, int count) {
         try {
-            append(seq);
+            append(seqs, count);
         } catch (IOException e) {
             if (!warned) {
                 warned = true;
@@ -66,15 +69,23 @@ final class AckLog implements Closeable {
         }
     }
 
-    void append(long seq) throws IOException {
+    /** Appends the first {@code count} of {@code seqs}, all with one write: a batch delivered is one system call. */
+    void append(long[] seqs, int count) throws IOException {
+        if (count == 0) {
+            return;
+        }
         if (channel == null) {
             channel = Files.exists(file)
                     ? FileChannel.open(file, StandardOpenOption.WRITE)
                     : SpoolFiles.createOwnerOnly(file);
         }
-        ByteBuffer record = ByteBuffer.allocate(Long.BYTES).putLong(seq).flip();
-        while (record.hasRemaining()) {
-            size += channel.write(record, size);
+        ByteBuffer records = ByteBuffer.allocate(count * Long.BYTES);
+        for (int i = 0; i < count; i++) {
+            records.putLong(seqs[i]);
+        }
+        records.flip();
+        while (records.hasRemaining()) {
+            size += channel.write(records, size);
         }
         dirty = true;
     }

@@ -40,6 +40,9 @@ final class SegmentIndex implements Closeable {
     private boolean retained;
     private FileChannel reader;
     private Map<Integer, Credential> credentials;
+    /** Entries marked done whose acknowledgements are not written yet: the first {@link #unwrittenAcks}. */
+    private long[] unwrittenAckSeqs = new long[0];
+    private int unwrittenAcks;
 
     SegmentIndex(Path dir, long firstSeq) {
         this.dir = dir;
@@ -259,13 +262,32 @@ final class SegmentIndex implements Closeable {
      * at worst it goes out once more after a restart, where its idempotency key makes it a duplicate.
      */
     boolean markDone(int index) {
+        boolean marked = markDoneLater(index);
+        writeAcks();
+        return marked;
+    }
+
+    /**
+     * As {@link #markDone}, but its acknowledgement waits for {@link #writeAcks()}: the entries of a batch delivered
+     * are acknowledged with one write.
+     */
+    boolean markDoneLater(int index) {
         if (done.get(index)) {
             return false;
         }
         done.set(index);
         doneCount++;
-        acks.appendOrWarn(seqs[index]);
+        if (unwrittenAcks == unwrittenAckSeqs.length) {
+            unwrittenAckSeqs = Arrays.copyOf(unwrittenAckSeqs, Math.max(16, unwrittenAcks * 2));
+        }
+        unwrittenAckSeqs[unwrittenAcks++] = seqs[index];
         return true;
+    }
+
+    /** Writes the acknowledgements {@link #markDoneLater} left. */
+    void writeAcks() {
+        acks.appendOrWarn(unwrittenAckSeqs, unwrittenAcks);
+        unwrittenAcks = 0;
     }
 
     int count() {

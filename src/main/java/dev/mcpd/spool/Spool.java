@@ -238,6 +238,15 @@ public final class Spool implements Closeable {
         ledger.done(seq);
     }
 
+    /**
+     * The first {@code count} of {@code seqs} are finished with, as {@link #done(long)} each but at once: a delivered
+     * batch's acknowledgements take one write per segment, not one each. An entry not out for delivery is an
+     * IllegalStateException, thrown once the others are done.
+     */
+    public void done(long[] seqs, int count) throws IOException {
+        ledger.done(seqs, count);
+    }
+
     /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
     public void release(long seq) {
         ledger.release(seq);

@@ -444,25 +444,50 @@ final class SpoolLedger {
 
     /** The entry is finished with (delivered or dead-lettered): it leaves the spool. */
     void done(long seq) throws IOException {
+        done(new long[] {seq}, 1);
+    }
+
+    /**
+     * The first {@code count} of {@code seqs} are finished with, as {@link #done(long)} each, under one hold of the
+     * lock and with one acknowledgement write per segment. An entry that is not out for delivery is an
+     * IllegalStateException, thrown once the others are done.
+     */
+    void done(long[] seqs, int count) throws IOException {
         long oldestWaiting;
+        String notOut = null;
         lock.lock();
         try {
-            Handout handout = handedOut.remove(seq);
-            if (handout == null) {
-                throw new IllegalStateException("entry " + seq + " is not out for delivery");
+            List<SegmentIndex> touched = new ArrayList<>(2);
+            for (int i = 0; i < count; i++) {
+                Handout handout = handedOut.remove(seqs[i]);
+                if (handout == null) {
+                    notOut = notOut == null ? "entry " + seqs[i] + " is not out for delivery" : notOut;
+                    continue;
+                }
+                SegmentIndex segment = handout.segment();
+                if (segment.markDoneLater(handout.index())) {
+                    entries.decrementAndGet();
+                    bytes.addAndGet(-segment.size(handout.index()));
+                    bound.giveBack(segment.size(handout.index()));
+                }
+                if (!touched.contains(segment)) { // a batch's entries come from one segment or a few
+                    touched.add(segment);
+                }
             }
-            SegmentIndex segment = handout.segment();
-            if (segment.markDone(handout.index())) {
-                entries.decrementAndGet();
-                bytes.addAndGet(-segment.size(handout.index()));
-                bound.giveBack(segment.size(handout.index()));
+            for (SegmentIndex segment : touched) {
+                segment.writeAcks();
             }
-            removeIfFinished(segment);
+            for (SegmentIndex segment : touched) {
+                removeIfFinished(segment);
+            }
             oldestWaiting = barrier.waiters() == 0 ? -1 : oldestWaitingSeqLocked();
         } finally {
             lock.unlock();
         }
         barrier.passed(oldestWaiting);
+        if (notOut != null) {
+            throw new IllegalStateException(notOut);
+        }
     }
 
     /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */

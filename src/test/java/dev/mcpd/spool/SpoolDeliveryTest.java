@@ -2,6 +2,7 @@ package dev.mcpd.spool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -167,6 +168,45 @@ class SpoolDeliveryTest {
             for (Path file : left) {
                 assertTrue(file.getFileName().toString().startsWith(activeBase), "left behind: " + file);
             }
+        }
+    }
+
+    @Test
+    void aBatchDoneAtOnceAcrossSegmentsLeavesTheSpoolForGoodAndTheRestStays() throws Exception {
+        long[] batch = new long[25];
+        try (Spool spool = Spool.open(dir, 2048)) {
+            for (int i = 0; i < 30; i++) {
+                spool.append(request("/b" + "x".repeat(200) + i)).get(10, TimeUnit.SECONDS);
+            }
+            assertTrue(SegmentScan.segmentsIn(dir).size() > 2, "the batch spans segments");
+            for (int i = 0; i < batch.length; i++) {
+                batch[i] = spool.next(SHORT).orElseThrow().seq();
+            }
+            spool.done(batch, 20); // the last five stay out for delivery, not done
+            assertEquals(10, spool.entries());
+            spool.release(batch[20]);
+        }
+        try (Spool spool = Spool.open(dir)) {
+            List<String> waiting = new ArrayList<>();
+            for (Optional<SpoolEntry> e = spool.next(SHORT); e.isPresent(); e = spool.next(SHORT)) {
+                waiting.add(e.get().request().target().replace("x".repeat(200), ""));
+            }
+            assertEquals(List.of("/b20", "/b21", "/b22", "/b23", "/b24", "/b25", "/b26", "/b27", "/b28", "/b29"),
+                    waiting, "what a restart finds waiting: only what was not done");
+        }
+    }
+
+    @Test
+    void anEntryNotOutForDeliveryInABatchIsRefusedOnceTheOthersAreDone() throws Exception {
+        try (Spool spool = Spool.open(dir)) {
+            appendAll(spool, 3, "/n");
+            long first = spool.next(SHORT).orElseThrow().seq();
+            long second = spool.next(SHORT).orElseThrow().seq();
+            IllegalStateException refused = assertThrows(IllegalStateException.class,
+                    () -> spool.done(new long[] {first, 999_999, second}, 3));
+            assertTrue(refused.getMessage().contains("999999"), refused.getMessage());
+            assertEquals(1, spool.entries(), "the two that were out are done all the same");
+            assertEquals("/n2", spool.next(SHORT).orElseThrow().request().target());
         }
     }
 
