@@ -302,20 +302,30 @@ public final class JdbcStore implements AutoCloseable {
             sqliteWriter.lock();
         }
         try (Connection connection = pool.getConnection()) {
-            connection.setAutoCommit(false);
-            try (PreparedStatement statement = connection.prepareStatement(what.delete)) {
-                if (!fence.stillHeld(connection)) {
+            if (sqlite) {
+                synchronous(connection, "NORMAL");
+            }
+            try {
+                connection.setAutoCommit(false);
+                try (PreparedStatement statement = connection.prepareStatement(what.delete)) {
+                    if (!fence.stillHeld(connection)) {
+                        connection.rollback();
+                        return -1;
+                    }
+                    statement.setLong(1, cutoffMillis);
+                    statement.setInt(2, chunk);
+                    int done = statement.executeUpdate();
+                    connection.commit();
+                    return done;
+                } catch (SQLException | RuntimeException e) {
                     connection.rollback();
-                    return -1;
+                    throw e;
                 }
-                statement.setLong(1, cutoffMillis);
-                statement.setInt(2, chunk);
-                int done = statement.executeUpdate();
-                connection.commit();
-                return done;
-            } catch (SQLException | RuntimeException e) {
-                connection.rollback();
-                throw e;
+            } finally {
+                if (sqlite) {
+                    connection.setAutoCommit(true);
+                    synchronous(connection, "FULL");
+                }
             }
         } catch (SQLException e) {
             throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
@@ -323,6 +333,18 @@ public final class JdbcStore implements AutoCloseable {
             if (sqlite) {
                 sqliteWriter.unlock();
             }
+        }
+    }
+
+    /**
+     * SQLite: whether a commit on this connection waits for its fsync. A sweep's chunk does not: deleting what expired
+     * needs no durability (a chunk a power cut takes back is deleted again by the next sweep, and the next ingest
+     * commit syncs the log with the chunk in it), and without its own fsync a chunk holds the store's one writer
+     * for the delete alone. The connection goes back to the pool as it came, every commit fsynced.
+     */
+    private static void synchronous(Connection connection, String level) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("PRAGMA synchronous=" + level);
         }
     }
 
