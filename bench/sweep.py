@@ -372,7 +372,7 @@ def main():
                         help="seconds of load before the sweep begins (and before the baseline is measured); 0: the"
                              " sweep begins as the collector starts, --dedup-window 1m")
     parser.add_argument("--baseline-seconds", type=float, default=20)
-    parser.add_argument("--timeout", type=int, default=600, help="seconds the sweep may take")
+    parser.add_argument("--timeout", type=int, default=1200, help="seconds the sweep may take")
     parser.add_argument("--java-opts", default="", help="MCPD_JAVA_OPTS for the collector")
     parser.add_argument("--out", default=os.path.join(HERE, "report", "results.jsonl"))
     args = parser.parse_args()
