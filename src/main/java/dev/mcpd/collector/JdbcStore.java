@@ -40,7 +40,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class JdbcStore implements AutoCloseable {
 
     /** The migrations, in order. A new one is appended here and shipped as db/<dialect>/V<n>__<name>.sql. */
-    static final String[] MIGRATIONS = {"V1__archive.sql", "V2__keys_per_sender_and_lease.sql"};
+    static final String[] MIGRATIONS = {"V1__archive.sql", "V2__keys_per_sender_and_lease.sql",
+        "V3__keys_by_minute.sql"};
     private static final long MIGRATION_LOCK = 0x6d637064L; // "mcpd"
 
     private final StoreLocation location;
@@ -278,16 +279,43 @@ public final class JdbcStore implements AutoCloseable {
     public enum Expiring {
         /** Idempotency keys first seen before the cutoff: a copy arriving again is stored again. */
         KEYS("DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
-                + " FROM idempotency_keys WHERE seen_at_ms < ? LIMIT ?)"),
+                + " FROM idempotency_keys WHERE seen_at_ms < ? LIMIT ?)",
+                // Minute by minute, each minute's keys in key order: keys first seen close together share pages.
+                "DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
+                + " FROM idempotency_keys WHERE seen_at_ms / 60000 <= ? / 60000 AND seen_at_ms < ?"
+                + " ORDER BY seen_at_ms / 60000, sender, idempotency_key LIMIT ?)"),
         /** Archived batches received before the cutoff. */
         BATCHES("DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE received_at_ms < ? LIMIT ?)"),
         /** The record of copies seen before the cutoff. */
         COPIES("DELETE FROM duplicates WHERE id IN (SELECT id FROM duplicates WHERE seen_at_ms < ? LIMIT ?)");
 
         private final String delete;
+        /** On SQLite, with the cutoff bound twice. */
+        private final String deleteOnSqlite;
 
         Expiring(String delete) {
+            this(delete, null);
+        }
+
+        Expiring(String delete, String deleteOnSqlite) {
             this.delete = delete;
+            this.deleteOnSqlite = deleteOnSqlite;
+        }
+
+        String sql(boolean sqlite) {
+            return sqlite && deleteOnSqlite != null ? deleteOnSqlite : delete;
+        }
+
+        private PreparedStatement prepare(Connection connection, boolean sqlite, long cutoffMillis, int chunk)
+                throws SQLException {
+            PreparedStatement statement = connection.prepareStatement(sql(sqlite));
+            int at = 1;
+            statement.setLong(at++, cutoffMillis);
+            if (sqlite && deleteOnSqlite != null) {
+                statement.setLong(at++, cutoffMillis);
+            }
+            statement.setInt(at, chunk);
+            return statement;
         }
     }
 
@@ -307,13 +335,11 @@ public final class JdbcStore implements AutoCloseable {
             }
             try {
                 connection.setAutoCommit(false);
-                try (PreparedStatement statement = connection.prepareStatement(what.delete)) {
+                try (PreparedStatement statement = what.prepare(connection, sqlite, cutoffMillis, chunk)) {
                     if (!fence.stillHeld(connection)) {
                         connection.rollback();
                         return -1;
                     }
-                    statement.setLong(1, cutoffMillis);
-                    statement.setInt(2, chunk);
                     int done = statement.executeUpdate();
                     connection.commit();
                     return done;

@@ -1,0 +1,3 @@
+-- V3: nothing changes on PostgreSQL. A delete there marks rows in the table, which fills in arrival order, and leaves
+-- the indexes alone (vacuum tidies them later), so the sweep keeps finding expired keys through the index on the exact
+-- time. SQLite's table is its key index: there the sweep walks an index on the minute instead.

@@ -1,0 +1,104 @@
+package dev.mcpd.collector;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * On SQLite a sweep forgets keys minute by minute, each minute's keys in key order — the order of the table itself,
+ * so keys first seen close together are deleted a page at a time — and never a key younger than the cutoff, even one
+ * first seen in the cutoff's own minute.
+ */
+class SqliteKeySweepTest {
+
+    private static final long MINUTE = 60_000;
+    /** A minute's start, and a cutoff half-way through it. */
+    private static final long BOUNDARY_MINUTE = 1_000 * MINUTE;
+    private static final long CUTOFF = BOUNDARY_MINUTE + 30_000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aChunkTakesTheOldestMinuteFirstAndItsKeysInKeyOrder() throws Exception {
+        try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
+            try (Connection connection = store.connection()) {
+                // The older minute's key sorts last; within the newer minute, key order is not age order.
+                insert(connection, "k-4", BOUNDARY_MINUTE - MINUTE + 5);
+                insert(connection, "k-2", BOUNDARY_MINUTE - MINUTE + 59_000);
+                insert(connection, "k-9", BOUNDARY_MINUTE - 2 * MINUTE + 30_000);
+                insert(connection, "k-3", BOUNDARY_MINUTE - MINUTE + 1);
+            }
+            assertEquals(1, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 1, LeaseFence.ALWAYS));
+            assertEquals(List.of("k-2", "k-3", "k-4"), keys(store), "the oldest minute goes first");
+            assertEquals(2, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 2, LeaseFence.ALWAYS));
+            assertEquals(List.of("k-4"), keys(store), "within a minute, the keys go in key order, not by age");
+        }
+    }
+
+    @Test
+    void inTheCutoffsOwnMinuteOnlyTheKeysOlderThanTheCutoffGo() throws Exception {
+        try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
+            try (Connection connection = store.connection()) {
+                insert(connection, "a-younger", CUTOFF);
+                insert(connection, "b-older", CUTOFF - 1);
+                insert(connection, "c-younger", CUTOFF + 20_000);
+                insert(connection, "d-older", BOUNDARY_MINUTE);
+                insert(connection, "e-next-minute", BOUNDARY_MINUTE + MINUTE);
+            }
+            assertEquals(2, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 10, LeaseFence.ALWAYS));
+            assertEquals(List.of("a-younger", "c-younger", "e-next-minute"), keys(store));
+        }
+    }
+
+    @Test
+    void theChunkFindsItsKeysThroughTheMinuteIndexWithoutSortingOrScanningTheTable() throws Exception {
+        try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()));
+             Connection connection = store.connection();
+             PreparedStatement explain = connection.prepareStatement("EXPLAIN QUERY PLAN "
+                     + JdbcStore.Expiring.KEYS.sql(true))) {
+            explain.setLong(1, CUTOFF);
+            explain.setLong(2, CUTOFF);
+            explain.setInt(3, 100);
+            List<String> plan = new ArrayList<>();
+            try (ResultSet rs = explain.executeQuery()) {
+                while (rs.next()) {
+                    plan.add(rs.getString("detail"));
+                }
+            }
+            assertTrue(plan.stream().anyMatch(step -> step.contains("USING INDEX idempotency_keys_by_minute")), ""
+                    + plan);
+            assertTrue(plan.stream().noneMatch(step -> step.startsWith("SCAN") || step.contains("TEMP B-TREE")),
+                    "" + plan);
+        }
+    }
+
+    private static void insert(Connection connection, String key, long seenAt) throws Exception {
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO idempotency_keys (sender,"
+                + " idempotency_key, body_sha256, seen_at_ms) VALUES ('', ?, NULL, ?)")) {
+            insert.setString(1, key);
+            insert.setLong(2, seenAt);
+            insert.executeUpdate();
+        }
+    }
+
+    private static List<String> keys(JdbcStore store) throws Exception {
+        List<String> keys = new ArrayList<>();
+        try (Connection connection = store.connection();
+             ResultSet rs = connection.createStatement().executeQuery(
+                     "SELECT idempotency_key FROM idempotency_keys ORDER BY idempotency_key")) {
+            while (rs.next()) {
+                keys.add(rs.getString(1));
+            }
+        }
+        return keys;
+    }
+}
