@@ -3,8 +3,10 @@
 
 For each store (SQLite file, PostgreSQL), a store whose schema `mcpd serve` made is seeded with --keys idempotency
 keys first seen in the second after 2020-01-01T00:00Z, straight with SQL (Python's sqlite3; psql and
-generate_series), keys and body hashes random hex as a relay's `relay-<sha256>` keys are, in random order (no
-batches rows: the key sweep does not read them). Then, per run, each phase on a freshly seeded store (SQLite: a copy
+generate_series), keys and body hashes random hex as a relay's `relay-<sha256>` keys are (no batches rows: the key
+sweep does not read them). PostgreSQL's rows go in in the order they were first seen, as its table fills under ingest
+(a sweep's deletes then touch the table's pages in order; the key index is in random order either way); SQLite keeps
+its rows in key order whatever the order they came in. Then, per run, each phase on a freshly seeded store (SQLite: a copy
 of the seeded file; PostgreSQL: the tables emptied and seeded again, VACUUM ANALYZE, CHECKPOINT):
   baseline  `mcpd serve --dedup-window 3660d --lease-pass-seconds 1` (bin/mcpd as shipped): nothing expires, every
             pass finds no key to forget. Ingest load from the moment /readyz answers; measured over
@@ -12,7 +14,8 @@ of the seeded file; PostgreSQL: the tables emptied and seeded again, VACUUM ANAL
   sweep     `mcpd serve --dedup-window W --lease-pass-seconds 1`, the same load from the moment /readyz answers, until
             /collector/status (read every 100 ms) and the log's `upkeep sweep:` lines have accounted for every seeded
             key. W is chosen so that the seeded keys expire --warmup seconds after the collector answers (about
-            seven years, in seconds): the sweep starts under a load that has run that long, on a JVM that has
+            seven years, in seconds; on SQLite, which forgets keys a whole minute at a time, so that the minute they
+            were seen in expires then): the sweep starts under a load that has run that long, on a JVM that has
             compiled the ingest path, as a sweep does on a running collector. --warmup 0 gives --dedup-window 1m
             instead: the first pass, as the collector starts, finds every key expired (a restart with a shorter
             window), and both phases are measured from the first request on a cold JVM.
@@ -64,6 +67,8 @@ BODY = (BODY_HEAD + "x" * (1024 - len(BODY_HEAD) - len(BODY_TAIL)) + BODY_TAIL).
 
 class SqliteStore:
     name = "sqlite"
+    # SQLite forgets keys a whole minute at a time: the seeded keys once the minute they were seen in has expired
+    forgettable_from_ms = SEEN_FROM_MS // 60_000 * 60_000 + 60_000
 
     def __init__(self, work):
         self.template = os.path.join(work, "seeded.db")
@@ -104,6 +109,7 @@ class SqliteStore:
 
 class PostgresStore:
     name = "postgres"
+    forgettable_from_ms = SEEN_FROM_MS + SEEN_SPREAD_MS
 
     def __init__(self, url):
         self.url = url
@@ -121,14 +127,14 @@ class PostgresStore:
         self.reset()
 
     def reset(self):
-        """Empties the tables and seeds the keys again (random hex from sha256 of a counter), then VACUUM ANALYZE
-        and CHECKPOINT, so every phase starts from the same freshly loaded table."""
+        """Empties the tables and seeds the keys again (random hex from sha256 of a counter, first seen in the counter's
+        order), then VACUUM ANALYZE and CHECKPOINT, so every phase starts from the same freshly loaded table."""
         self.psql("TRUNCATE idempotency_keys, batches, duplicates; DELETE FROM leases")
         self.psql("INSERT INTO idempotency_keys (sender, idempotency_key, body_sha256, seen_at_ms) SELECT '',"
                   " 'relay-' || encode(sha256(('seed-' || g)::text::bytea), 'hex'),"
                   " encode(sha256(('body-' || g)::text::bytea), 'hex'),"
-                  f" {SEEN_FROM_MS} + (hashtext(g::text)::bigint & 2147483647) % {SEEN_SPREAD_MS}"
-                  f" FROM generate_series(1, {self.keys}) g ORDER BY random()")
+                  f" {SEEN_FROM_MS} + (g - 1) * {SEEN_SPREAD_MS} / {self.keys}"
+                  f" FROM generate_series(1, {self.keys}) g ORDER BY g")
         self.psql("VACUUM ANALYZE idempotency_keys")
         try:  # a superuser's (or pg_checkpoint's) to ask: the URL's user with the cluster's own user in its place
             subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", re.sub(r"//[^@/]*@", "//postgres@", self.url),
@@ -272,14 +278,15 @@ async def wait_ready(port, timeout=120):
     raise RuntimeError("the collector did not answer /readyz on port %d" % port)
 
 
-def sweep_window(args):
+def sweep_window(args, store):
     """--dedup-window for the sweep phase. With no warm-up, the shortest (1m): the first pass, as the collector starts,
     finds every seeded key expired. With a warm-up, a window (in seconds, about seven years) that the seeded keys
-    outlive by --warmup seconds after the collector answers: the sweep then starts under a load that has run that
-    long, on a JVM that has compiled the ingest path."""
+    outlive by --warmup seconds after the collector answers (on SQLite, which forgets keys a whole minute at a time,
+    the minute they were seen in): the sweep then starts under a load that has run that long, on a JVM that has
+    compiled the ingest path."""
     if not args.warmup:
         return "1m"
-    return "%ds" % (time.time() + STARTUP_S + args.warmup - (SEEN_FROM_MS + SEEN_SPREAD_MS) / 1000)
+    return "%ds" % (time.time() + STARTUP_S + args.warmup - store.forgettable_from_ms / 1000)
 
 
 def phase(args, procs, work, store, phase_name, run):
@@ -287,7 +294,7 @@ def phase(args, procs, work, store, phase_name, run):
     port = free_port()
     log = os.path.join(work, "collector.log")
     open(log, "w").close()
-    window = BASELINE_WINDOW if phase_name == "baseline" else sweep_window(args)
+    window = BASELINE_WINDOW if phase_name == "baseline" else sweep_window(args, store)
     launched = time.time()
     collector = serve(procs, work, args, store, port, window)
     load = Load(port, args.connections, args.rate)

@@ -277,12 +277,17 @@ public final class JdbcStore implements AutoCloseable {
 
     /** What a sweep deletes: the rows of one table older than a cutoff. */
     public enum Expiring {
-        /** Idempotency keys first seen before the cutoff: a copy arriving again is stored again. */
+        /**
+         * Idempotency keys first seen before the cutoff (on SQLite, in a minute before the cutoff's): a copy arriving
+         * again is stored again.
+         */
         KEYS("DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
                 + " FROM idempotency_keys WHERE seen_at_ms < ? LIMIT ?)",
-                // Minute by minute, each minute's keys in key order: keys first seen close together share pages.
+                // Whole minutes, each minute's keys in key order: keys first seen close together share pages. A key
+                // is forgotten once its minute is older than the cutoff, within a minute of the key itself: a filter
+                // on the exact time would look up every key of the cutoff's minute, chunk after chunk.
                 "DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
-                + " FROM idempotency_keys WHERE seen_at_ms / 60000 <= ? / 60000 AND seen_at_ms < ?"
+                + " FROM idempotency_keys WHERE seen_at_ms / 60000 < ? / 60000"
                 + " ORDER BY seen_at_ms / 60000, sender, idempotency_key LIMIT ?)"),
         /** Archived batches received before the cutoff. */
         BATCHES("DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE received_at_ms < ? LIMIT ?)"),
@@ -290,11 +295,10 @@ public final class JdbcStore implements AutoCloseable {
         COPIES("DELETE FROM duplicates WHERE id IN (SELECT id FROM duplicates WHERE seen_at_ms < ? LIMIT ?)");
 
         private final String delete;
-        /** On SQLite, with the cutoff bound twice. */
         private final String deleteOnSqlite;
 
         Expiring(String delete) {
-            this(delete, null);
+            this(delete, delete);
         }
 
         Expiring(String delete, String deleteOnSqlite) {
@@ -302,20 +306,9 @@ public final class JdbcStore implements AutoCloseable {
             this.deleteOnSqlite = deleteOnSqlite;
         }
 
+        /** The statement, with the cutoff (epoch milliseconds) and the chunk's size to bind. */
         String sql(boolean sqlite) {
-            return sqlite && deleteOnSqlite != null ? deleteOnSqlite : delete;
-        }
-
-        private PreparedStatement prepare(Connection connection, boolean sqlite, long cutoffMillis, int chunk)
-                throws SQLException {
-            PreparedStatement statement = connection.prepareStatement(sql(sqlite));
-            int at = 1;
-            statement.setLong(at++, cutoffMillis);
-            if (sqlite && deleteOnSqlite != null) {
-                statement.setLong(at++, cutoffMillis);
-            }
-            statement.setInt(at, chunk);
-            return statement;
+            return sqlite ? deleteOnSqlite : delete;
         }
     }
 
@@ -335,11 +328,13 @@ public final class JdbcStore implements AutoCloseable {
             }
             try {
                 connection.setAutoCommit(false);
-                try (PreparedStatement statement = what.prepare(connection, sqlite, cutoffMillis, chunk)) {
+                try (PreparedStatement statement = connection.prepareStatement(what.sql(sqlite))) {
                     if (!fence.stillHeld(connection)) {
                         connection.rollback();
                         return -1;
                     }
+                    statement.setLong(1, cutoffMillis);
+                    statement.setInt(2, chunk);
                     int done = statement.executeUpdate();
                     connection.commit();
                     return done;

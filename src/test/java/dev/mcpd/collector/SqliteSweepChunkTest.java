@@ -32,12 +32,12 @@ class SqliteSweepChunkTest {
                          + " idempotency_key, body_sha256, seen_at_ms) VALUES ('', ?, NULL, ?)")) {
                 for (int i = 0; i < 30; i++) {
                     insert.setString(1, "key-" + i);
-                    insert.setLong(2, i < 25 ? 1_000 : 9_000);
+                    insert.setLong(2, i < 25 ? 60_000 : 9 * 60_000);
                     insert.executeUpdate();
                 }
             }
             for (int chunk = 0; chunk < 3; chunk++) {
-                store.deleteChunk(JdbcStore.Expiring.KEYS, 5_000, 10, LeaseFence.ALWAYS);
+                store.deleteChunk(JdbcStore.Expiring.KEYS, 5 * 60_000, 10, LeaseFence.ALWAYS);
             }
             List<Connection> all = new ArrayList<>();
             try {
