@@ -4,10 +4,10 @@
 A store of --keys keys (random `relay-<sha256>` keys and body hashes, as a relay's are) in the collector's table of
 idempotency keys (in key order: WITHOUT ROWID), first seen over --spreads (seconds each: within one second; over the
 time a collector takes them in at 1 000 a second; over a day). For each spread and each index the sweep could walk —
-`exact` on the first-seen time (schema version 2), `minute` on its minute, each minute's keys then in key order
-(version 3) — a copy of the store forgets --forget of its oldest keys in chunks of 100 rows with the collector's
-DELETE, each chunk its own transaction as the sweep runs them, and the write-ahead log's growth is read: its frames
-are pages written, and each of them is written again to the database file at the next checkpoint. One JSON line per
+`exact` on the first-seen time (schema version 2), `minute` on its minute, each minute's keys then in key order,
+whole minutes at a time (version 3) — a copy of the store forgets --forget of its oldest keys in chunks of 100 rows
+with the collector's DELETE, each chunk its own transaction as the sweep runs them, and the write-ahead log's growth
+is read: its frames are pages written, and each is written again to the database file at the next checkpoint. One JSON line per
 measurement on stdout; --out appends them to a file.
 
 Usage: bench/key_sweep_pages.py [--keys N] [--forget N] [--spreads S,S,S] [--work DIR] [--out FILE]
@@ -33,7 +33,7 @@ INDEXES = {
               " FROM idempotency_keys WHERE seen_at_ms < ?1 LIMIT ?2)"),
     "minute": ("CREATE INDEX idempotency_keys_by_minute ON idempotency_keys (seen_at_ms / 60000)",
                "DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
-               " FROM idempotency_keys WHERE seen_at_ms / 60000 <= ?1 / 60000 AND seen_at_ms < ?1"
+               " FROM idempotency_keys WHERE seen_at_ms / 60000 < ?1 / 60000"
                " ORDER BY seen_at_ms / 60000, sender, idempotency_key LIMIT ?2)"),
 }
 
@@ -64,7 +64,8 @@ def measure(template, work, index, forget, spread_s, keys):
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.execute("PRAGMA wal_autocheckpoint=0")  # the log keeps every frame the chunks wrote, to be counted
     page = db.execute("PRAGMA page_size").fetchone()[0]
-    cutoff = SEEN_FROM_MS + spread_s * 1000 + 1  # every key has expired: the sweep takes the oldest first
+    # every key has expired, the last one's minute too: the sweep takes the oldest first
+    cutoff = (SEEN_FROM_MS + spread_s * 1000) // 60_000 * 60_000 + 60_000 + 1
     forgotten = 0
     started = time.perf_counter()
     while forgotten < forget:

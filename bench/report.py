@@ -368,7 +368,12 @@ def sweep_section(res):
           "off, as the tests run it. The sweep pauses between its chunks (on SQLite nine times as long as a chunk "
           "took, on PostgreSQL four times) and renews the lease as it goes, so one pass may outlive the lease's "
           "term (three passes: 3 s here) and keep it. The seeded keys were first seen "
-          "within one second: the first pass may find only some of them expired, and the next forgets the rest.", "",
+          "within one second, in no order of key (PostgreSQL's table filled in the order they were seen, as under "
+          "ingest). SQLite forgets keys a whole minute at a time, each minute's in the order its table keeps them: "
+          "there the window lets the seeded keys' minute expire after the warm-up, and they go many to a page, as "
+          "keys first seen close together do (keys first seen hours apart cost a page each: "
+          "`bench/key_sweep_pages.py`). On PostgreSQL the first pass may find only some of them expired, and the "
+          "next forgets the rest.", "",
           "| store | phase | answered/s | p50 ms | p99 ms | p99.9 ms | max ms | longest gap ms | sweep s | keys "
           "forgotten | passes |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (store, fsync, warmup), phases in runs.items():
