@@ -31,10 +31,10 @@ class SqliteKeySweepTest {
         try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
             try (Connection connection = store.connection()) {
                 // The oldest minute's key sorts last; within the next minute, key order is not age order.
-                insert(connection, "k-4", BOUNDARY_MINUTE - MINUTE + 5);
-                insert(connection, "k-2", BOUNDARY_MINUTE - MINUTE + 59_000);
-                insert(connection, "k-9", BOUNDARY_MINUTE - 2 * MINUTE + 30_000);
-                insert(connection, "k-3", BOUNDARY_MINUTE - MINUTE + 1);
+                UpkeepTest.insertKey(connection, "k-4", BOUNDARY_MINUTE - MINUTE + 5);
+                UpkeepTest.insertKey(connection, "k-2", BOUNDARY_MINUTE - MINUTE + 59_000);
+                UpkeepTest.insertKey(connection, "k-9", BOUNDARY_MINUTE - 2 * MINUTE + 30_000);
+                UpkeepTest.insertKey(connection, "k-3", BOUNDARY_MINUTE - MINUTE + 1);
             }
             assertEquals(1, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 1, LeaseFence.ALWAYS));
             assertEquals(List.of("k-2", "k-3", "k-4"), keys(store), "the oldest minute goes first");
@@ -47,10 +47,10 @@ class SqliteKeySweepTest {
     void aKeyGoesOnceItsWholeMinuteIsOlderThanTheCutoffAndNoYoungerKeyEver() throws Exception {
         try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
             try (Connection connection = store.connection()) {
-                insert(connection, "a-last-of-the-minute-before", BOUNDARY_MINUTE - 1);
-                insert(connection, "b-older-in-the-cutoffs-minute", BOUNDARY_MINUTE);
-                insert(connection, "c-younger", CUTOFF);
-                insert(connection, "d-next-minute", BOUNDARY_MINUTE + MINUTE);
+                UpkeepTest.insertKey(connection, "a-last-of-the-minute-before", BOUNDARY_MINUTE - 1);
+                UpkeepTest.insertKey(connection, "b-older-in-the-cutoffs-minute", BOUNDARY_MINUTE);
+                UpkeepTest.insertKey(connection, "c-younger", CUTOFF);
+                UpkeepTest.insertKey(connection, "d-next-minute", BOUNDARY_MINUTE + MINUTE);
             }
             assertEquals(1, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 10, LeaseFence.ALWAYS));
             assertEquals(List.of("b-older-in-the-cutoffs-minute", "c-younger", "d-next-minute"), keys(store),
@@ -79,15 +79,6 @@ class SqliteKeySweepTest {
                     + plan);
             assertTrue(plan.stream().noneMatch(step -> step.startsWith("SCAN") || step.contains("TEMP B-TREE")),
                     "" + plan);
-        }
-    }
-
-    private static void insert(Connection connection, String key, long seenAt) throws Exception {
-        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO idempotency_keys (sender,"
-                + " idempotency_key, body_sha256, seen_at_ms) VALUES ('', ?, NULL, ?)")) {
-            insert.setString(1, key);
-            insert.setLong(2, seenAt);
-            insert.executeUpdate();
         }
     }
 

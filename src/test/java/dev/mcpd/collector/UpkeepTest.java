@@ -96,7 +96,8 @@ class UpkeepTest {
         return DriverManager.getConnection("jdbc:sqlite:" + collector.dataFile());
     }
 
-    private static void insertKey(Connection connection, String key, long seenAt) throws Exception {
+    /** An idempotency key of no sender, first seen at {@code seenAt}. */
+    static void insertKey(Connection connection, String key, long seenAt) throws Exception {
         try (PreparedStatement insert = connection.prepareStatement("INSERT INTO idempotency_keys (sender,"
                 + " idempotency_key, body_sha256, seen_at_ms) VALUES ('', ?, NULL, ?)")) {
             insert.setString(1, key);
