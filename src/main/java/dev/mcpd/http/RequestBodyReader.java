@@ -31,10 +31,12 @@ import org.apache.camel.support.SynchronizationAdapter;
  * {@code --request-timeout-seconds} of the request's arrival gets 408 — or within {@link #FIRST_BYTE_DEADLINE} when
  * not one byte of it came.
  *
- * <p>Memory: the body's bytes are held against the {@link BodyBudget} as they arrive — not as its
- * {@code Content-Length} announces them, so senders that declare large bodies and send nothing hold no memory and turn
- * nobody away — until the exchange is over. Past the budget, 503 with {@code Retry-After: 5}. The chunks are joined
- * once at the end (both held against the budget while they coexist); a body that came in one chunk is copied once. A
+ * <p>Memory: a body with a {@code Content-Length} takes its whole room from the {@link BodyBudget} at its first byte
+ * (not at its headers: a sender that declares much and sends nothing holds nothing) and is read into it; a body
+ * without one is held chunk by chunk and joined once at the end (both held while they coexist). Held until the
+ * exchange is over; a body that does not fit gets 503 with {@code Retry-After: 5} and lets go of its bytes at once.
+ * Whole rooms are what let many large bodies arriving together be served first come, first served: held chunk by
+ * chunk, each fills part of the budget, is refused for its next chunk, and none may be taken. A
  * sender that sent {@code Expect: 100-continue} is told to go on only here, after the key, size and spool checks.
  * A sender that resets its stream or closes its connection before its body is read is gone: no answer, one
  * rate-limited line.
@@ -118,9 +120,19 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
     /** A body being read: its bytes, and whether any came yet. */
     private static final class Reading {
         final CompletableFuture<byte[]> whole = new CompletableFuture<>();
+        /** The declared length, or -1 when the body comes without one. */
+        final long declared;
+        /** The whole body's room, when its length was declared: taken at its first byte. */
+        byte[] room;
+        /** The chunks so far, when its length was not declared. */
         final List<Buffer> chunks = new ArrayList<>(1);
+        final AtomicLong held = new AtomicLong();
         long total;
         volatile boolean anyByte;
+
+        Reading(long declared) {
+            this.declared = declared;
+        }
     }
 
     private Reading startReading(Exchange exchange, HttpServerRequest request) {
@@ -130,18 +142,17 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
         if (declared > limit) {
             throw IngestRefusal.tooLarge(maxBodyBytes);
         }
-        AtomicLong held = new AtomicLong();
+        Reading reading = new Reading(declared);
         exchange.getExchangeExtension().addOnCompletion(new SynchronizationAdapter() {
             @Override
             public void onDone(Exchange done) {
-                budget.give(held.getAndSet(0));
+                budget.give(reading.held.getAndSet(0));
             }
         });
-        Reading reading = new Reading();
         try {
-            request.exceptionHandler(reading.whole::completeExceptionally);
-            request.handler(chunk -> take(reading, chunk, held, declared >= 0 ? declared : limit, request));
-            request.endHandler(end -> finish(reading, held, declared));
+            request.exceptionHandler(failure -> fail(reading, failure));
+            request.handler(chunk -> take(reading, chunk, declared >= 0 ? declared : limit, request));
+            request.endHandler(end -> finish(reading));
         } catch (IllegalStateException e) {
             // Vert.x says the request "has already been read": its stream was reset, or its connection closed.
             throw IngestRefusal.senderGone();
@@ -155,10 +166,10 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
         Context context = Vertx.currentContext();
         if (context != null) {
             Vertx vertx = context.owner();
-            long overall = vertx.setTimer(leftMillis, fired -> reading.whole.completeExceptionally(new TimeoutException()));
+            long overall = vertx.setTimer(leftMillis, fired -> fail(reading, new TimeoutException()));
             long firstByte = declared == 0 ? -1 : vertx.setTimer(firstByteMillis, fired -> {
                 if (!reading.anyByte) {
-                    reading.whole.completeExceptionally(new TimeoutException());
+                    fail(reading, new TimeoutException());
                 }
             });
             reading.whole.whenComplete((body, failure) -> {
@@ -175,29 +186,54 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
     }
 
     /** One more chunk: within the limit (the declared length, or the maximum) and the budget, or the end of it. */
-    private void take(Reading reading, Buffer chunk, AtomicLong held, long limit, HttpServerRequest request) {
+    private void take(Reading reading, Buffer chunk, long limit, HttpServerRequest request) {
         if (reading.whole.isDone()) {
             return;
         }
         reading.anyByte = true;
         if (reading.total + chunk.length() > limit) {
             pauseQuietly(request);
-            reading.whole.completeExceptionally(new TooLarge());
-        } else if (!take(held, chunk.length())) {
+            fail(reading, new TooLarge());
+        } else if (reading.declared >= 0) {
+            if (reading.room == null && !makeRoom(reading)) {
+                pauseQuietly(request);
+                fail(reading, new OverBudget());
+                return;
+            }
+            chunk.getBytes(0, chunk.length(), reading.room, (int) reading.total);
+            reading.total += chunk.length();
+        } else if (!take(reading, chunk.length())) {
             pauseQuietly(request);
-            reading.whole.completeExceptionally(new OverBudget());
+            fail(reading, new OverBudget());
         } else {
             reading.chunks.add(chunk);
             reading.total += chunk.length();
         }
     }
 
-    private void finish(Reading reading, AtomicLong held, long declared) {
+    /** The declared body's whole room, if the budget (and the heap) has it now. */
+    private boolean makeRoom(Reading reading) {
+        if (!take(reading, reading.declared)) {
+            return false;
+        }
+        try {
+            reading.room = new byte[(int) reading.declared];
+            return true;
+        } catch (OutOfMemoryError e) {
+            return false;
+        }
+    }
+
+    private void finish(Reading reading) {
         if (reading.whole.isDone()) {
             return;
         }
-        if (declared >= 0 && reading.total != declared) {
-            reading.whole.completeExceptionally(new ShorterThanDeclared());
+        if (reading.declared >= 0) {
+            if (reading.total != reading.declared) {
+                fail(reading, new ShorterThanDeclared());
+            } else {
+                reading.whole.complete(reading.room == null ? new byte[0] : reading.room);
+            }
             return;
         }
         if (reading.chunks.size() == 1) {
@@ -206,8 +242,8 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
         }
         // Joined once: the array and the chunks coexist for a moment, so the array is held against the budget too
         // until the chunks are let go.
-        if (!take(held, reading.total)) {
-            reading.whole.completeExceptionally(new OverBudget());
+        if (!take(reading, reading.total)) {
+            fail(reading, new OverBudget());
             return;
         }
         byte[] body = new byte[(int) reading.total];
@@ -217,20 +253,31 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
             at += chunk.length();
         }
         reading.chunks.clear();
-        give(held, reading.total);
+        give(reading, reading.total);
         reading.whole.complete(body);
     }
 
-    private boolean take(AtomicLong held, long bytes) {
+    /** A body refused while it is read lets go of its bytes now, not when its answer has been written. */
+    private void fail(Reading reading, Throwable failure) {
+        if (reading.whole.isDone()) {
+            return;
+        }
+        reading.room = null;
+        reading.chunks.clear();
+        budget.give(reading.held.getAndSet(0));
+        reading.whole.completeExceptionally(failure);
+    }
+
+    private boolean take(Reading reading, long bytes) {
         if (!budget.tryTake(bytes)) {
             return false;
         }
-        held.addAndGet(bytes);
+        reading.held.addAndGet(bytes);
         return true;
     }
 
-    private void give(AtomicLong held, long bytes) {
-        held.addAndGet(-bytes);
+    private void give(Reading reading, long bytes) {
+        reading.held.addAndGet(-bytes);
         budget.give(bytes);
     }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.apache.camel.AsyncProcessor;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.apache.camel.component.platform.http.vertx.HttpMessage;
@@ -25,7 +26,8 @@ import org.apache.camel.support.DefaultExchange;
  * on the response). No route, no relay: a unit test of the steps, on real requests.
  *
  * <p>The steps run on the request's head unless {@link #readingBody} is asked, when the body is read first and
- * becomes the message body (a byte array), as the body reader would leave it.
+ * becomes the message body (a byte array), as the body reader would leave it. An asynchronous step (the body reader
+ * itself) runs as a route runs it: the request is paused until it reads, and the next step runs once it calls back.
  */
 public final class StepServer implements AutoCloseable {
 
@@ -105,25 +107,46 @@ public final class StepServer implements AutoCloseable {
         if (readBody) {
             request.body().onSuccess(body -> {
                 exchange.getIn().setBody(body.getBytes());
-                run(request, exchange);
+                run(request, exchange, 0);
             });
         } else {
-            run(request, exchange);
+            if (steps.stream().anyMatch(AsyncProcessor.class::isInstance)) {
+                request.pause();
+            }
+            run(request, exchange, 0);
         }
     }
 
-    private void run(HttpServerRequest request, Exchange exchange) {
+    private void run(HttpServerRequest request, Exchange exchange, int from) {
         Outcome outcome;
         try {
-            for (Processor step : steps) {
-                step.process(exchange);
+            for (int i = from; i < steps.size(); i++) {
+                if (steps.get(i) instanceof AsyncProcessor async) {
+                    int next = i + 1;
+                    async.process(exchange, doneSync -> {
+                        if (exchange.getException() == null) {
+                            run(request, exchange, next);
+                        } else {
+                            answer(request, outcome(exchange, exchange.getException()));
+                        }
+                    });
+                    return;
+                }
+                steps.get(i).process(exchange);
             }
             outcome = new Outcome(exchange, null, null);
-        } catch (IngestRefusal refusal) {
-            outcome = new Outcome(exchange, refusal, null);
         } catch (Exception e) {
-            outcome = new Outcome(exchange, null, e);
+            outcome = outcome(exchange, e);
         }
+        answer(request, outcome);
+    }
+
+    private static Outcome outcome(Exchange exchange, Exception failure) {
+        return failure instanceof IngestRefusal refusal ? new Outcome(exchange, refusal, null)
+                : new Outcome(exchange, null, failure);
+    }
+
+    private void answer(HttpServerRequest request, Outcome outcome) {
         // Done before the answer is written: once the sender has it, next() has the outcome.
         outcomes.add(outcome);
         boolean unread = !request.isEnded() && request.version() != HttpVersion.HTTP_2;
