@@ -25,7 +25,7 @@
 # Tests get fsync = off and full_page_writes = off: nothing they check depends on the disk's flushes, and the
 # suite runs faster. Benchmarks set MCPD_PG_DURABLE=1 before starting it: the server then keeps PostgreSQL's
 # defaults (fsync, full_page_writes and synchronous_commit on), as a production store runs, so a commit costs
-# what it costs there.
+# what it costs there; and it logs every lock wait of 100 ms or more (log_lock_waits, deadlock_timeout = 100ms).
 #
 # A test stops and restarts the server with exactly (port, listen address and socket directory are in the
 # cluster's postgresql.conf, so no other option is needed; drop `runuser -u ... --` when MCPD_TEST_PG_RUNAS is
@@ -195,6 +195,9 @@ unix_socket_directories = '$CLUSTER_DIR'
 EOF
     if [ "$FSYNC" = off ]; then
       printf 'fsync = off\nfull_page_writes = off\n' >> "$CLUSTER_DIR/data/postgresql.conf"
+    else
+      # Benchmarks read the log for every lock wait of 100 ms or more (bench/sweep.py: did the sweep make ingest wait?)
+      printf 'log_lock_waits = on\ndeadlock_timeout = 100ms\n' >> "$CLUSTER_DIR/data/postgresql.conf"
     fi
     log "starting it on 127.0.0.1:$PORT"
     if as_pg "$BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/postgres.log" -w -t 60 start >&2; then

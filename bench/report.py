@@ -341,9 +341,25 @@ def sweep_targets(res):
                    f"ingest > 100 ms at a time | slowest request {median(r['max_ms'] for r in sweep):.0f} ms, longest "
                    f"without an answer {median(r['max_gap_ms'] for r in sweep):.0f} ms{runs}; worst of all runs "
                    f"{worst:.0f} ms (without a sweep: "
-                   f"{max(max(r['max_ms'], r['max_gap_ms']) for r in base):.0f} ms) | "
+                   f"{max(max(r['max_ms'], r['max_gap_ms']) for r in base):.0f} ms){lock_waits(sweep, base)} | "
                    f"{'yes' if worst <= 100 else 'no'} |")
     return out
+
+
+def lock_waits(sweep, base):
+    """PostgreSQL's log of lock waits past deadlock_timeout, all runs of each phase: what ingest waited for."""
+    if not all("lock_waits" in r for r in sweep + base):
+        return ""
+
+    def count(rows):
+        waits = {}
+        for r in rows:
+            for what, n in r["lock_waits"].items():
+                waits[what] = waits.get(what, 0) + n
+        return (", ".join(f"{n} for {what}" for what, n in sorted(waits.items(), key=lambda w: -w[1]))
+                or "none")
+    return (f"; lock waits ≥ {sweep[0]['lock_wait_ms']} ms in all runs: during {count(sweep)}; "
+            f"without {count(base)}")
 
 
 def sweep_section(res):

@@ -27,7 +27,9 @@ Idempotency-Key on a fixed schedule (together --rate requests/s: moderate, well 
 so latency shows waiting on the store rather than queueing), each request timed from its send to its answer. A
 phase's figures count the requests in flight at any moment of its window: achieved rate (answers in the window per
 second), latency p50 / p99 / p99.9 / max, and the longest interval in which no request was answered (max_gap_ms:
-how long ingest was blocked at a time). Each result is one JSON line appended to --out (kind "sweep").
+how long ingest was blocked at a time), and when the five slowest were sent. On PostgreSQL, the lock waits the server
+logged in the window (log_lock_waits, deadlock_timeout: 100 ms on a benchmark cluster of .ci/postgres.sh), by what was
+waited for (--pg-log, from $MCPD_TEST_PG_LOG). Each result is one JSON line appended to --out (kind "sweep").
 
 The PostgreSQL database given with --pg is emptied (its tables truncated) before every phase: use a throwaway one,
 e.g. `eval "$(MCPD_PG_DURABLE=1 bash .ci/postgres.sh)"` and --pg "$MCPD_TEST_POSTGRES_URL". Its fsync setting is
@@ -106,14 +108,18 @@ class SqliteStore:
     def facts(self):
         return {"sqlite": "WAL, synchronous=FULL"}
 
+    def lock_waits(self, start, end):
+        return {}  # ingest's wait for SQLite's one writer is inside the collector, not in a log
+
 
 class PostgresStore:
     name = "postgres"
     forgettable_from_ms = SEEN_FROM_MS + SEEN_SPREAD_MS
 
-    def __init__(self, url):
+    def __init__(self, url, log):
         self.url = url
         self.data = url
+        self.log = log
 
     def psql(self, sql):
         return subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.url, "-c", sql],
@@ -151,6 +157,30 @@ class PostgresStore:
         return {"pg_version": self.psql("SHOW server_version"), "pg_fsync": self.psql("SHOW fsync"),
                 "pg_synchronous_commit": self.psql("SHOW synchronous_commit"),
                 "pg_full_page_writes": self.psql("SHOW full_page_writes")}
+
+    WAIT = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC \[\d+\] LOG:  process \d+ still waiting for "
+                      r"(.+?) after [\d.]+ ms")
+
+    def lock_waits(self, start, end):
+        """The lock waits that outlasted deadlock_timeout in [start, end], by what was waited for, from the server's
+        log (log_lock_waits: .ci/postgres.sh turns it on for benchmarks, at 100 ms): whether ingest waited for a lock a
+        sweep's chunk holds, or for one of its own (extending a table while the disk is slow)."""
+        if not self.log or self.psql("SHOW log_lock_waits") != "on":
+            return {}
+        names = dict(line.split("|", 1) for line in self.psql("SELECT oid, relname FROM pg_class").splitlines())
+        waits = {}
+        with open(self.log, errors="replace") as f:
+            for line in f:
+                m = self.WAIT.match(line)
+                if not m:
+                    continue
+                at = calendar.timegm(time.strptime(m.group(1)[:19], "%Y-%m-%d %H:%M:%S")) + float(m.group(1)[19:])
+                if start <= at <= end:
+                    what = re.sub(r"relation (\d+) of database \d+",
+                                  lambda r: "relation " + names.get(r.group(1), r.group(1)), m.group(2))
+                    waits[what] = waits.get(what, 0) + 1
+        threshold = int(self.psql("SELECT setting FROM pg_settings WHERE name = 'deadlock_timeout'"))
+        return {"lock_wait_ms": threshold, "lock_waits": waits}
 
 
 # --- the load --------------------------------------------------------------------------------------------------------
@@ -231,7 +261,11 @@ def summary(samples, start, end):
             "rate": round(len(answered) / max(end - start, 1e-9), 1),
             "p50_ms": round(pct(50), 3), "p99_ms": round(pct(99), 3), "p999_ms": round(pct(99.9), 3),
             "max_ms": round(latencies[-1], 3), "max_gap_ms": round(gap * 1000, 3),
-            "non2xx": sum(1 for s in inside if s[2] // 100 != 2)}
+            "non2xx": sum(1 for s in inside if s[2] // 100 != 2),
+            # when the five slowest were sent (UTC), to set beside the store's log (checkpoints, autovacuum)
+            "slowest": [[time.strftime("%H:%M:%S", time.gmtime(s[0])) + ".%03d" % int(s[0] % 1 * 1000),
+                         round((s[1] - s[0]) * 1000, 1)]
+                        for s in sorted(inside, key=lambda s: s[0] - s[1])[:5]]}
 
 
 def iso_seconds(text):
@@ -334,12 +368,14 @@ def phase(args, procs, work, store, phase_name, run):
         # After the warm-up, as in the sweep phase: the JVM is as fresh, or as warm, in both.
         start = load.started + args.warmup
         row.update(summary(load.samples, start, start + args.baseline_seconds))
+        row.update(store.lock_waits(start, start + args.baseline_seconds))
     else:
         sweeps = [s for s in logged_sweeps(log) if s[1] > 0]
         starts = [iso_seconds(at) - took / 1000 for at, (keys, took) in passes.items() if keys > 0]
         ends = [iso_seconds(at) for at, (keys, _) in passes.items() if keys > 0]
         start, end = min(starts + [s[0] - s[2] / 1000 for s in sweeps]), max(ends + [s[0] for s in sweeps])
         row.update(summary(load.samples, start, end))
+        row.update(store.lock_waits(start, end))
         with open(log, errors="replace") as f:
             lost = sum(1 for line in f if "lease lost" in line)
         row.update({"sweep_ms": round((end - start) * 1000), "sweep_passes": len(sweeps),
@@ -371,6 +407,8 @@ def main():
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--pg", default=os.environ.get("MCPD_BENCH_PG", ""),
                         help="postgres://… of a throwaway database: its tables are emptied")
+    parser.add_argument("--pg-log", default=os.environ.get("MCPD_TEST_PG_LOG", ""),
+                        help="the PostgreSQL server's log, for its lock waits (.ci/postgres.sh exports it)")
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
@@ -389,7 +427,7 @@ def main():
         work = tempfile.mkdtemp(prefix="mcpd-sweep.", dir=os.environ.get("MCPD_BENCH_DIR", "/var/tmp"))
         procs = Processes(work)
         try:
-            store = SqliteStore(work) if name == "sqlite" else PostgresStore(args.pg)
+            store = SqliteStore(work) if name == "sqlite" else PostgresStore(args.pg, args.pg_log)
             store.create(make_schema(args, procs, work))
             started = time.time()
             store.seed(args.keys)
