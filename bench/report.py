@@ -389,7 +389,11 @@ def sweep_section(res):
           "there the window lets the seeded keys' minute expire after the warm-up, and they go many to a page, as "
           "keys first seen close together do (keys first seen hours apart cost a page each: "
           "`bench/key_sweep_pages.py`). On PostgreSQL the first pass may find only some of them expired, and the "
-          "next forgets the rest.", "",
+          "next forgets the rest. The PostgreSQL cluster logs every lock wait of 100 ms or more, counted in the target "
+          "row by what was waited for: ingest waits for a lock of the sweep's only when it stores a key that a chunk "
+          "is deleting, so a wait there is ingest's own, such as inserts queued behind one that is extending the "
+          "batches table while the disk is slow. Max and longest gap are the worst moments of windows of different "
+          "lengths: 20 s without a sweep, the whole sweep (minutes) during one.", "",
           "| store | phase | answered/s | p50 ms | p99 ms | p99.9 ms | max ms | longest gap ms | sweep s | keys "
           "forgotten | passes |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (store, fsync, warmup), phases in runs.items():
