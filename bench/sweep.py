@@ -167,6 +167,12 @@ class PostgresStore:
         sweep's chunk holds, or for one of its own (extending a table while the disk is slow)."""
         if not self.log or self.psql("SHOW log_lock_waits") != "on":
             return {}
+        if (self.psql("SHOW log_line_prefix"), self.psql("SHOW log_timezone")) not in (("%m [%p]", "UTC"),
+                                                                                       ("%m [%p]", "Etc/UTC")):
+            # WAIT would match no line of another prefix or zone: no count at all, rather than a false "none"
+            print("sweep: the server's log lines are not in the form read here; lock waits not counted",
+                  file=sys.stderr)
+            return {}
         names = dict(line.split("|", 1) for line in self.psql("SELECT oid, relname FROM pg_class").splitlines())
         waits = {}
         with open(self.log, errors="replace") as f:
