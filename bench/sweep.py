@@ -7,10 +7,12 @@ generate_series), keys and body hashes random hex as a relay's `relay-<sha256>` 
 sweep does not read them). PostgreSQL's rows go in in the order they were first seen, as its table fills under ingest
 (a sweep's deletes then touch the table's pages in order; the key index is in random order either way); SQLite keeps
 its rows in key order whatever the order they came in. Then, per run, each phase on a freshly seeded store (SQLite: a copy
-of the seeded file; PostgreSQL: the tables emptied and seeded again, VACUUM ANALYZE, CHECKPOINT):
+of the seeded file; PostgreSQL: the tables emptied and seeded again, VACUUM ANALYZE, CHECKPOINT), the sweep first:
   baseline  `mcpd serve --dedup-window 3660d --lease-pass-seconds 1` (bin/mcpd as shipped): nothing expires, every
-            pass finds no key to forget. Ingest load from the moment /readyz answers; measured over
-            --baseline-seconds after --warmup seconds of it
+            pass finds no key to forget. Ingest load from the moment /readyz answers; measured after --warmup seconds
+            of it, for as long as the same run's sweep took (or --baseline-seconds): a store's own stalls (a
+            checkpoint, the disk's writeback) come every few minutes, so a shorter window would miss the ones a sweep's
+            window of minutes catches, and credit them to the sweep
   sweep     `mcpd serve --dedup-window W --lease-pass-seconds 1`, the same load from the moment /readyz answers, until
             /collector/status (read every 100 ms) and the log's `upkeep sweep:` lines have accounted for every seeded
             key. W is chosen so that the seeded keys expire --warmup seconds after the collector answers (about
@@ -329,7 +331,9 @@ def sweep_window(args, store):
     return "%ds" % (time.time() + STARTUP_S + args.warmup - store.forgettable_from_ms / 1000)
 
 
-def phase(args, procs, work, store, phase_name, run):
+def phase(args, procs, work, store, phase_name, run, baseline_seconds=None):
+    """One phase on a freshly seeded store; its row. A baseline is measured over baseline_seconds after the
+    warm-up."""
     store.reset()
     port = free_port()
     log = os.path.join(work, "collector.log")
@@ -344,7 +348,7 @@ def phase(args, procs, work, store, phase_name, run):
     async def main():
         await wait_ready(port)
         ready.append(time.time())
-        deadline = time.time() + (args.warmup + args.baseline_seconds if phase_name == "baseline" else args.timeout)
+        deadline = time.time() + (args.warmup + baseline_seconds if phase_name == "baseline" else args.timeout)
 
         async def done():
             if collector.poll() is not None:
@@ -373,8 +377,8 @@ def phase(args, procs, work, store, phase_name, run):
     if phase_name == "baseline":
         # After the warm-up, as in the sweep phase: the JVM is as fresh, or as warm, in both.
         start = load.started + args.warmup
-        row.update(summary(load.samples, start, start + args.baseline_seconds))
-        row.update(store.lock_waits(start, start + args.baseline_seconds))
+        row.update(summary(load.samples, start, start + baseline_seconds))
+        row.update(store.lock_waits(start, start + baseline_seconds))
     else:
         sweeps = [s for s in logged_sweeps(log) if s[1] > 0]
         starts = [iso_seconds(at) - took / 1000 for at, (keys, took) in passes.items() if keys > 0]
@@ -394,6 +398,7 @@ def phase(args, procs, work, store, phase_name, run):
     row["load_errors"] = load.errors
     record(args.out, row)
     shutil.copyfile(log, os.path.join(work, "collector-%s-%s-%d.log" % (store.name, phase_name, run)))
+    return row
 
 
 def make_schema(args, procs, work):
@@ -422,7 +427,9 @@ def main():
     parser.add_argument("--warmup", type=int, default=15,
                         help="seconds of load before the sweep begins (and before the baseline is measured); 0: the"
                              " sweep begins as the collector starts, --dedup-window 1m")
-    parser.add_argument("--baseline-seconds", type=float, default=20)
+    parser.add_argument("--baseline-seconds", type=float, default=0,
+                        help="how long the baseline is measured; 0 (the default): as long as the sweep of the same"
+                             " run took, so that both phases' worst moments come from windows of one length")
     parser.add_argument("--timeout", type=int, default=1200, help="seconds the sweep may take")
     parser.add_argument("--java-opts", default="", help="MCPD_JAVA_OPTS for the collector")
     parser.add_argument("--out", default=os.path.join(HERE, "report", "results.jsonl"))
@@ -440,8 +447,9 @@ def main():
             print("sweep: %s seeded with %d keys in %.0f s" % (name, args.keys, time.time() - started),
                   file=sys.stderr)
             for run in range(1, args.runs + 1):
-                phase(args, procs, work, store, "baseline", run)
-                phase(args, procs, work, store, "sweep", run)
+                sweep = phase(args, procs, work, store, "sweep", run)
+                phase(args, procs, work, store, "baseline", run,
+                      args.baseline_seconds or sweep["sweep_ms"] / 1000)
         finally:
             procs.stop_all()
             if os.environ.get("MCPD_BENCH_KEEP"):
