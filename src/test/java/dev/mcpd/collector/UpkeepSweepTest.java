@@ -31,7 +31,7 @@ class UpkeepSweepTest {
     /** A one-second pass: the lease's term is three seconds, which a paced sweep of this many keys outlives. */
     private static final StoreUpkeep UPKEEP = new StoreUpkeep(Duration.ofSeconds(1), Duration.ofDays(1),
             Optional.empty());
-    private static final int KEYS = 300_000;
+    private static final int KEYS = 600_000;
 
     private TestPostgres postgres;
     private String schema;
