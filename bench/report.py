@@ -368,6 +368,11 @@ def sweep_section(res):
         return []
     phases = next(iter(runs.values()))
     first, base = phases["sweep"][0], phases.get("baseline", [{"seconds": 0}])[0]
+    started = {}  # the first run of each store: its rows may come from a run of that store alone
+    for (store, _, _), store_phases in runs.items():
+        started.setdefault(SWEEP_STORES[store], store_phases["sweep"][0]["date"])
+    dates = (next(iter(started.values())) if len(set(started.values())) == 1
+             else ", ".join(f"{date} ({store})" for store, date in started.items()))
     if base["seconds"] >= 0.95 * first["sweep_ms"] / 1000:
         baseline_length = "for as long as the same run's sweep took (the window s column)"
         windows = (" Both phases' windows are as long, so their worst moments are comparable: a store's own stalls"
@@ -387,7 +392,7 @@ def sweep_section(res):
           "of its last (`--lease-pass-seconds 1`). \"Sweep at start\": `--dedup-window 1m`, the first pass finds "
           "every key expired as the collector starts, and both phases are measured from the first request, on a cold "
           "JVM. \"Longest gap\" is the longest time in which no request was answered (`bench/sweep.py`, run "
-          f"{first['date']}, `bench/run.sh --only sweep` measures this phase alone). PostgreSQL is a throwaway cluster "
+          f"{dates}, `bench/run.sh --only sweep` measures this phase alone). PostgreSQL is a throwaway cluster "
           "of `.ci/postgres.sh`: \"fsync on\" keeps PostgreSQL's defaults (fsync, full_page_writes, synchronous_commit "
           "on), as `MCPD_PG_DURABLE=1` starts it (bench/run.sh sets it); \"fsync off\" has fsync and full_page_writes "
           "off, as the tests run it. The sweep pauses between its chunks (on SQLite nine times as long as a chunk "

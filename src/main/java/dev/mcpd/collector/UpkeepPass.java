@@ -36,11 +36,12 @@ public final class UpkeepPass implements Processor, AutoCloseable {
 
         /**
          * PostgreSQL: deleting does not keep ingest from writing, but shares its CPU and WAL; at a fifth of the time
-         * a million keys go in about 35 s under ingest, by row address (bench/sweep.py). SQLite: ingest waits for each chunk (one writer at a time), and keys are
-         * stored in key order, so keys first seen far apart each dirty a page of their own: a chunk of 1 000 held
-         * the writer 30 to 35 ms, one of 100 about 1.5 ms (15 ms when its commit checkpoints the WAL); back to back,
-         * they doubled ingest's p99 (bench/sweep.py). A tenth of the time keeps that worst case within half of it;
-         * keys first seen close together share pages and go several times faster (bench/key_sweep_pages.py).
+         * a million keys go in about 35 s under ingest, by row address (bench/sweep.py). SQLite: ingest waits for
+         * each chunk (one writer at a time), and keys are stored in key order, so keys first seen far apart each dirty
+         * a page of their own: a chunk of 1 000 held the writer 30 to 35 ms, one of 100 about 1.5 ms (15 ms when its
+         * commit checkpoints the WAL); back to back, they doubled ingest's p99 (bench/sweep.py). A tenth of the time
+         * keeps that worst case within half of it; keys first seen close together share pages and go several times
+         * faster (bench/key_sweep_pages.py).
          */
         static Pace on(StoreLocation.Dialect dialect) {
             return dialect == StoreLocation.Dialect.SQLITE ? new Pace(100, 9) : new Pace(1_000, 4);
