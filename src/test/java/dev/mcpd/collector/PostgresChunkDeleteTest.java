@@ -7,10 +7,9 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * On PostgreSQL a sweep's chunk deletes at most its size of the oldest rows older than the cutoff — keys, batches
@@ -22,17 +21,13 @@ class PostgresChunkDeleteTest {
     /** Five rows older than the cutoff (from 5 ms to 1 ms before it), two not (at it, and 1 ms after). */
     private static final long[] AGES = {CUTOFF - 3, CUTOFF, CUTOFF - 5, CUTOFF - 1, CUTOFF + 1, CUTOFF - 4, CUTOFF - 2};
 
-    private TestPostgres postgres;
-    private String schema;
-    private JdbcStore store;
+    @RegisterExtension
+    final SchemaStore pg = new SchemaStore("mcpd_chunk_");
 
     @BeforeEach
     void aStoreWithRowsEitherSideOfTheCutoff() throws Exception {
-        postgres = TestPostgres.require();
-        schema = "mcpd_chunk_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        postgres.execute(null, "CREATE SCHEMA " + schema);
-        store = JdbcStore.open(StoreLocation.of(postgres.url() + (postgres.url().contains("?") ? "&" : "?")
-                + "currentSchema=" + schema));
+        TestPostgres postgres = pg.postgres();
+        String schema = pg.schema();
         for (int i = 0; i < AGES.length; i++) {
             postgres.execute(schema, "INSERT INTO idempotency_keys (sender, idempotency_key, body_sha256, seen_at_ms)"
                     + " VALUES ('', 'key-" + i + "', NULL, " + AGES[i] + ")");
@@ -42,12 +37,6 @@ class PostgresChunkDeleteTest {
             postgres.execute(schema, "INSERT INTO duplicates (idempotency_key, events, seen_at_ms) VALUES ('key-" + i
                     + "', 1, " + AGES[i] + ")");
         }
-    }
-
-    @AfterEach
-    void dropSchema() throws Exception {
-        store.close();
-        postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     }
 
     @Test
@@ -66,6 +55,7 @@ class PostgresChunkDeleteTest {
     }
 
     private void chunksDeleteTheOldestFirst(JdbcStore.Expiring what, String ages) throws Exception {
+        JdbcStore store = pg.store();
         assertEquals(2, store.deleteChunk(what, CUTOFF, 2, LeaseFence.ALWAYS));
         assertEquals(List.of(CUTOFF - 3, CUTOFF - 2, CUTOFF - 1, CUTOFF, CUTOFF + 1), ages(ages),
                 "the two oldest went first");
@@ -77,7 +67,8 @@ class PostgresChunkDeleteTest {
 
     private List<Long> ages(String query) throws Exception {
         List<Long> ages = new ArrayList<>();
-        try (Connection connection = postgres.connect(schema); Statement statement = connection.createStatement();
+        try (Connection connection = pg.postgres().connect(pg.schema());
+                Statement statement = connection.createStatement();
                 ResultSet rows = statement.executeQuery(query + " ORDER BY 1")) {
             while (rows.next()) {
                 ages.add(rows.getLong(1));

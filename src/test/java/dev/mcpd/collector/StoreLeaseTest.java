@@ -9,10 +9,8 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The lease row on PostgreSQL between two replicas' leases, and on SQLite, where the one process always holds it. */
@@ -20,29 +18,13 @@ class StoreLeaseTest {
 
     private static final Duration TERM = Duration.ofSeconds(3);
 
-    private TestPostgres postgres;
-    private String schema;
-    private JdbcStore store;
-
-    @BeforeEach
-    void freshSchema() throws Exception {
-        postgres = TestPostgres.require();
-        schema = "mcpd_lease_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        postgres.execute(null, "CREATE SCHEMA " + schema);
-        store = JdbcStore.open(StoreLocation.of(postgres.url() + (postgres.url().contains("?") ? "&" : "?")
-                + "currentSchema=" + schema));
-    }
-
-    @AfterEach
-    void dropSchema() throws Exception {
-        store.close();
-        postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-    }
+    @RegisterExtension
+    final SchemaStore pg = new SchemaStore("mcpd_lease_");
 
     @Test
     void oneReplicaHoldsItTheOtherTakesItOnceItIsReleased() throws Exception {
-        StoreLease a = new StoreLease(store, "upkeep", "replica-a", TERM);
-        StoreLease b = new StoreLease(store, "upkeep", "replica-b", TERM);
+        StoreLease a = new StoreLease(pg.store(), "upkeep", "replica-a", TERM);
+        StoreLease b = new StoreLease(pg.store(), "upkeep", "replica-b", TERM);
         StoreLease.State first = a.takeOrRenew();
         assertTrue(first.held());
         StoreLease.State other = b.takeOrRenew();
@@ -61,8 +43,8 @@ class StoreLeaseTest {
 
     @Test
     void aLeaseNotRenewedExpiresAfterItsTermAndAnotherTakesIt() throws Exception {
-        StoreLease a = new StoreLease(store, "upkeep", "replica-a", TERM);
-        StoreLease b = new StoreLease(store, "upkeep", "replica-b", TERM);
+        StoreLease a = new StoreLease(pg.store(), "upkeep", "replica-a", TERM);
+        StoreLease b = new StoreLease(pg.store(), "upkeep", "replica-b", TERM);
         long taken = System.nanoTime();
         assertTrue(a.takeOrRenew().held());
         assertFalse(b.takeOrRenew().held());
@@ -86,7 +68,7 @@ class StoreLeaseTest {
     }
 
     private boolean fenceHolds(StoreLease lease) throws Exception {
-        try (Connection connection = store.connection()) {
+        try (Connection connection = pg.store().connection()) {
             connection.setAutoCommit(false);
             try {
                 return lease.fence().stillHeld(connection);

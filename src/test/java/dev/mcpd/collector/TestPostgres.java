@@ -133,6 +133,18 @@ public final class TestPostgres {
         }
     }
 
+    /** A new empty schema, {@code prefix} and a random suffix, for one test's tables: its name. */
+    public String createSchema(String prefix) throws SQLException {
+        String schema = prefix + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        execute(null, "CREATE SCHEMA " + schema);
+        return schema;
+    }
+
+    /** {@link #url()} with {@code schema} as the current schema: the store a collector given it as --data opens. */
+    public String url(String schema) {
+        return url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+    }
+
     /** Whether the server is running, as {@code pg_ctl status} tells. */
     public boolean isRunning() {
         Result status = pgCtl(List.of("status"));

@@ -13,14 +13,13 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.support.DefaultExchange;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A long sweep on PostgreSQL, where replicas share the lease: it keeps the lease however long it runs, and a stop
@@ -33,29 +32,18 @@ class UpkeepSweepTest {
             Optional.empty());
     private static final int KEYS = 600_000;
 
-    private TestPostgres postgres;
-    private String schema;
-    private JdbcStore store;
+    @RegisterExtension
+    final SchemaStore pg = new SchemaStore("mcpd_sweep_");
     private final DefaultCamelContext camel = new DefaultCamelContext();
 
     @BeforeEach
     void aStoreFullOfExpiredKeys() throws Exception {
-        postgres = TestPostgres.require();
-        schema = "mcpd_sweep_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        postgres.execute(null, "CREATE SCHEMA " + schema);
-        store = JdbcStore.open(StoreLocation.of(postgres.url() + (postgres.url().contains("?") ? "&" : "?")
-                + "currentSchema=" + schema));
         long twoDaysAgo = System.currentTimeMillis() - Duration.ofDays(2).toMillis();
-        postgres.execute(schema, "INSERT INTO idempotency_keys (sender, idempotency_key, body_sha256, seen_at_ms)"
+        TestPostgres postgres = pg.postgres();
+        postgres.execute(pg.schema(), "INSERT INTO idempotency_keys (sender, idempotency_key, body_sha256, seen_at_ms)"
                 + " SELECT '', 'expired-' || i, md5(i::text), " + twoDaysAgo + " + i"
                 + " FROM generate_series(1, " + KEYS + ") AS i");
-        postgres.execute(schema, "ANALYZE idempotency_keys");
-    }
-
-    @AfterEach
-    void dropSchema() throws Exception {
-        store.close();
-        postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        postgres.execute(pg.schema(), "ANALYZE idempotency_keys");
     }
 
     @Test
@@ -63,7 +51,7 @@ class UpkeepSweepTest {
         UpkeepPass holder = replica("replica-a");
         CompletableFuture<Void> pass = sweepOn(holder);
         await("replica A takes the lease").atMost(Duration.ofSeconds(10)).until(() -> holder.state().held());
-        StoreLease other = new StoreLease(store, "upkeep", "replica-b", UPKEEP.leaseTerm());
+        StoreLease other = new StoreLease(pg.store(), "upkeep", "replica-b", UPKEEP.leaseTerm());
         boolean otherEverHeld = false;
         while (!pass.isDone() && !otherEverHeld) {
             otherEverHeld = other.takeOrRenew().held();
@@ -88,7 +76,7 @@ class UpkeepSweepTest {
         holder.close();
         pass.get(5, TimeUnit.SECONDS);
         assertTrue(count() > 0, "close() stopped the sweep before its last key, rather than wait for it");
-        assertTrue(new StoreLease(store, "upkeep", "replica-b", UPKEEP.leaseTerm()).takeOrRenew().held(),
+        assertTrue(new StoreLease(pg.store(), "upkeep", "replica-b", UPKEEP.leaseTerm()).takeOrRenew().held(),
                 "released: another replica takes it at once");
     }
 
@@ -104,12 +92,13 @@ class UpkeepSweepTest {
     }
 
     private UpkeepPass replica(String id) {
-        return new UpkeepPass(new StoreLease(store, "upkeep", id, UPKEEP.leaseTerm()), store, UPKEEP,
+        return new UpkeepPass(new StoreLease(pg.store(), "upkeep", id, UPKEEP.leaseTerm()), pg.store(), UPKEEP,
                 new CollectorMetrics(new SimpleMeterRegistry()), InstantSource.system());
     }
 
     private long count() throws Exception {
-        try (Connection connection = postgres.connect(schema); Statement statement = connection.createStatement();
+        try (Connection connection = pg.postgres().connect(pg.schema());
+                Statement statement = connection.createStatement();
                 ResultSet rows = statement.executeQuery("SELECT count(*) FROM idempotency_keys")) {
             rows.next();
             return rows.getLong(1);
