@@ -16,7 +16,6 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -60,11 +59,7 @@ class CollectorPostgresTest {
     void freshSchema() throws SQLException {
         postgres = TestPostgres.require();
         postgres.start(); // a test that failed to bring it back must not take the others down with it
-        schema = "mcpd_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(),
-                postgres.password()); Statement statement = connection.createStatement()) {
-            statement.execute("CREATE SCHEMA " + schema);
-        }
+        schema = postgres.createSchema("mcpd_test_");
     }
 
     @AfterEach
@@ -74,10 +69,7 @@ class CollectorPostgresTest {
         }
         if (postgres != null && schema != null) {
             postgres.start();
-            try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(),
-                    postgres.password()); Statement statement = connection.createStatement()) {
-                statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            }
+            postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
     }
 
@@ -412,7 +404,7 @@ class CollectorPostgresTest {
     }
 
     private String dataUrl() {
-        return postgres.url() + (postgres.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        return postgres.url(schema);
     }
 
     private McpdConfig config(int port) {
@@ -430,8 +422,7 @@ class CollectorPostgresTest {
     }
 
     private Connection connect() throws SQLException {
-        return DriverManager.getConnection(postgres.jdbcUrl() + "?currentSchema=" + schema, postgres.user(),
-                postgres.password());
+        return postgres.connect(schema);
     }
 
     private List<String> tables(Connection connection) throws SQLException {

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
@@ -135,7 +136,7 @@ public final class TestPostgres {
 
     /** A new empty schema, {@code prefix} and a random suffix, for one test's tables: its name. */
     public String createSchema(String prefix) throws SQLException {
-        String schema = prefix + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String schema = prefix + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         execute(null, "CREATE SCHEMA " + schema);
         return schema;
     }

@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -46,9 +45,8 @@ class LeaseReplicasIT {
     @Test
     void replicasTakeTurnsNeverTwoAtOnceAndAResumedFormerHolderDeletesNothing() throws Exception {
         TestPostgres postgres = TestPostgres.require();
-        String schema = "mcpd_lease_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        postgres.execute(null, "CREATE SCHEMA " + schema);
-        String data = postgres.url() + (postgres.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        String schema = postgres.createSchema("mcpd_lease_");
+        String data = postgres.url(schema);
         List<PackagedJar> replicas = new CopyOnWriteArrayList<>();
         List<String> doubleHolders = new CopyOnWriteArrayList<>();
         AtomicBoolean watching = new AtomicBoolean(true);

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -64,12 +63,11 @@ class MultiRegionIT {
     void everyEventAcknowledgedByTheRelayIsArchivedOnceWhileThePrimaryCollectorIsKilledAndRestarted()
             throws Exception {
         TestPostgres postgres = TestPostgres.require();
-        String schema = "mcpd_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        postgres.execute(null, "CREATE SCHEMA " + schema);
+        String schema = postgres.createSchema("mcpd_it_");
         List<PackagedJar> processes = new ArrayList<>();
         List<ExecutorService> senderPools = new ArrayList<>();
         try {
-            String data = postgres.url() + (postgres.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+            String data = postgres.url(schema);
             int port1 = PackagedJar.freePort();
             int port2 = PackagedJar.freePort();
             int relayPort = PackagedJar.freePort();

@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 
 /**
  * Where the collectors of a scenario archive, read straight from the database (not through the collector): either
@@ -130,12 +129,11 @@ abstract class Archive implements AutoCloseable {
 
     /** A fresh schema on the test PostgreSQL server, shared by every collector; dropped by {@link #close()}. */
     static Archive postgres(TestPostgres postgres) throws SQLException {
-        String schema = "mcpd_fault_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        postgres.execute(null, "CREATE SCHEMA " + schema);
+        String schema = postgres.createSchema("mcpd_fault_");
         return new Archive() {
             @Override
             String data(int index) {
-                return postgres.url() + (postgres.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+                return postgres.url(schema);
             }
 
             @Override
