@@ -225,8 +225,9 @@ final class GroupCommitter {
             }
             writer.ensureReachable();
             Path probe = dir.resolve(Spool.WRITE_PROBE_FILE);
-            try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
+            // Through the same channels as the segments: a disk that refuses their writes refuses the probe's.
+            try (FileChannel channel = channels.wrap(probe, FileChannel.open(probe, StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING))) {
                 channel.write(java.nio.ByteBuffer.allocate(4096));
                 channel.force(false);
             } finally {
