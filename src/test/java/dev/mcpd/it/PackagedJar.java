@@ -246,7 +246,12 @@ public final class PackagedJar implements AutoCloseable {
 
     /** Waits (at most {@link #EXIT_DEADLINE}) for the process to exit; returns its exit status. */
     public int awaitExit() {
-        int status = awaitExit(process, EXIT_DEADLINE);
+        return awaitExit(EXIT_DEADLINE);
+    }
+
+    /** Waits at most {@code deadline} for the process to exit; returns its exit status. */
+    public int awaitExit(Duration deadline) {
+        int status = awaitExit(process, deadline);
         RUNNING.remove(process);
         return status;
     }
@@ -277,6 +282,11 @@ public final class PackagedJar implements AutoCloseable {
      * still running after {@link #EXIT_DEADLINE} is killed and fails the test with what it printed.
      */
     public static Result run(Path dir, Map<String, String> environment, List<String> command) {
+        return run(dir, environment, command, EXIT_DEADLINE);
+    }
+
+    /** {@link #run(Path, Map, List)} for a script that starts several JVMs one after another: its own deadline. */
+    public static Result run(Path dir, Map<String, String> environment, List<String> command, Duration deadline) {
         int n = FILES.incrementAndGet();
         Path out = dir.resolve("run-" + n + ".out");
         Path err = dir.resolve("run-" + n + ".err");
@@ -289,7 +299,7 @@ public final class PackagedJar implements AutoCloseable {
         Process process = launch(builder);
         boolean exited;
         try {
-            exited = process.waitFor(EXIT_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+            exited = process.waitFor(deadline.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             process.destroyForcibly();
@@ -299,7 +309,7 @@ public final class PackagedJar implements AutoCloseable {
             process.destroyForcibly();
             awaitExit(process, EXIT_DEADLINE);
             RUNNING.remove(process);
-            fail(String.join(" ", command) + " did not exit within " + EXIT_DEADLINE.toSeconds() + " s (killed); "
+            fail(String.join(" ", command) + " did not exit within " + deadline.toSeconds() + " s (killed); "
                     + "it printed:\n--- stdout ---\n" + read(out) + "--- stderr ---\n" + read(err));
         }
         RUNNING.remove(process);
