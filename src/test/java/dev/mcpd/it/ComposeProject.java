@@ -1,6 +1,8 @@
 package dev.mcpd.it;
 
 import static dev.mcpd.it.Podman.podman;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
@@ -160,6 +162,20 @@ final class ComposeProject {
     /** Runs a service's health check now; its result. */
     Podman.Result healthcheck(String service) throws Exception {
         return podman(Duration.ofSeconds(30), "healthcheck", "run", project + "_" + service + "_1");
+    }
+
+    /**
+     * Runs each service's health check until it passes, within {@code patience} for all: a service that started
+     * before its dependencies answered is restarted, and a check (itself a process in the container) can time out
+     * while six JVMs share two cores. A check still failing at the end fails the test with its output.
+     */
+    void awaitHealthy(Duration patience, List<String> services) {
+        await().atMost(patience).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
+            for (String service : services) {
+                Podman.Result health = healthcheck(service);
+                assertEquals(0, health.status(), service + "'s health check: " + health.output());
+            }
+        });
     }
 
     HttpResponse<String> get(int port, String path) throws Exception {
