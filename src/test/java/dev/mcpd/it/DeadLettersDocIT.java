@@ -7,6 +7,7 @@ import dev.mcpd.testing.DocExample;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -35,7 +36,7 @@ class DeadLettersDocIT {
                 "PATH", bin + ":" + System.getenv("PATH"),
                 "RELAY_PORT", Integer.toString(PackagedJar.freePort()),
                 "COLLECTOR_PORT", Integer.toString(PackagedJar.freePort())),
-                List.of("bash", "-euo", "pipefail", "-c", script));
+                List.of("bash", "-euo", "pipefail", "-c", script), Duration.ofSeconds(120));
         assertEquals(0, run.status(), run.toString());
         List<String> lines = run.outLines();
         assertTrue(lines.get(0).startsWith("SEQ  REFUSED AT"), run.toString());

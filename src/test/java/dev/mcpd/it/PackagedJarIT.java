@@ -142,7 +142,7 @@ class PackagedJarIT {
         List<String> expected = PackagedJar.runJar(tmp, upstream, "config").outLines();
 
         PackagedJar.Result written = PackagedJar.run(tmp, Map.of("MCPD_JAR", jar.toString()),
-                List.of(bin.resolve("cds-archive").toString()));
+                List.of(bin.resolve("cds-archive").toString()), Duration.ofSeconds(120));
         assertEquals(0, written.status(), written::toString);
         assertTrue(Files.size(tmp.resolve("mcpd.jsa")) > 0, "the archive is written beside the jar");
         // -Xshare:on makes the JVM refuse to start unless it maps the archive: the launcher must have passed it.

@@ -1,7 +1,7 @@
 package dev.mcpd.it;
 
 import static dev.mcpd.testing.TestTuning.HTTP;
-import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static dev.mcpd.testing.TestTuning.PROCESS_PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -71,12 +71,12 @@ class QuickstartIT {
     void aTermStopsBothAndEveryLogLineSaysWhichRoleWroteIt() throws Exception {
         Process quickstart = start();
         try {
-            await().atMost(PATIENCE).until(QuickstartIT::relayReady);
+            await().atMost(PROCESS_PATIENCE).until(QuickstartIT::relayReady);
             // The relay says where it listens once it has started: loopback only.
-            await().atMost(PATIENCE).alias("the relay's start line").until(() -> lines().stream()
+            await().atMost(PROCESS_PATIENCE).alias("the relay's start line").until(() -> lines().stream()
                     .anyMatch(l -> l.startsWith("relay | ") && l.contains("relay listening on 127.0.0.1:4317")));
-            assertTrue(lines().stream().anyMatch(l -> l.startsWith("serve | ")
-                    && l.contains("collector listening on 127.0.0.1:4318")), lines().toString());
+            await().atMost(PROCESS_PATIENCE).alias("the collector's start line").until(() -> lines().stream()
+                    .anyMatch(l -> l.startsWith("serve | ") && l.contains("collector listening on 127.0.0.1:4318")));
             quickstart.destroy(); // SIGTERM, as a supervisor or a CI step stops it
             assertTrue(quickstart.waitFor(PackagedJar.EXIT_DEADLINE.toSeconds(), TimeUnit.SECONDS),
                     "a TERM stops the script: " + lines());
@@ -98,7 +98,7 @@ class QuickstartIT {
     void whenTheCollectorDiesTheScriptSaysSoAndStopsTheRelay() throws Exception {
         Process quickstart = start();
         try {
-            await().atMost(PATIENCE).until(QuickstartIT::relayReady);
+            await().atMost(PROCESS_PATIENCE).until(QuickstartIT::relayReady);
             long[] pids = pids(lines().get(0));
             ProcessHandle.of(pids[0]).orElseThrow().destroyForcibly();
             assertTrue(quickstart.waitFor(PackagedJar.EXIT_DEADLINE.toSeconds(), TimeUnit.SECONDS), lines().toString());
@@ -120,7 +120,7 @@ class QuickstartIT {
         assumeTrue(commandRuns("curl", "--version"), "curl runs the README's requests (.ci/run installs it)");
         Process quickstart = start();
         try {
-            await().atMost(PATIENCE).until(QuickstartIT::relayReady);
+            await().atMost(PROCESS_PATIENCE).until(QuickstartIT::relayReady);
             for (String example : List.of("quickstart-first-request", "quickstart-same-body")) {
                 List<String> lines = DocExample.block(Path.of("README.md"), example).strip().lines().toList();
                 for (int i = 0; i < lines.size(); i++) {
@@ -134,7 +134,7 @@ class QuickstartIT {
                     if (command.contains(" -d ")) {
                         assertEquals(expected, sh(command), example + ": " + command);
                     } else {
-                        await().atMost(PATIENCE).alias(example + ": " + command).until(() -> sh(command),
+                        await().atMost(PROCESS_PATIENCE).alias(example + ": " + command).until(() -> sh(command),
                                 expected::equals);
                     }
                 }
