@@ -54,6 +54,11 @@ def ratio(a, b):
     return "–" if not a or not b else f"{a / b:.2f}×"
 
 
+def target_row(target, measured, met):
+    """A row of the targets table: what is aimed at, what was measured, and whether it was met."""
+    return f"| {target} | {measured} | {'yes' if met else 'no'} |"
+
+
 def gnuplot(script):
     """Runs a gnuplot script on the PNG terminal every plot uses; a missing gnuplot costs the plot, not the report."""
     try:

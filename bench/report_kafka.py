@@ -1,5 +1,5 @@
 """BENCHMARKS.md on Kafka between relays and collectors (bench/kafka.py)."""
-from report_common import median, num, spread
+from report_common import median, num, spread, target_row
 
 
 def kafka_targets(res):
@@ -7,18 +7,19 @@ def kafka_targets(res):
     runs = res.kind("kafka", phase="relay-to-kafka")
     if runs:
         x = median(r["delivered_per_s"] / r["accepted_per_s"] for r in runs)
-        out.append(f"| relay → Kafka at full load: delivered ≥ 0.95 × accepted (the spool flat) | {x:.2f}× "
-                   f"({num(median(r['delivered_per_s'] for r in runs))} of "
-                   f"{num(median(r['accepted_per_s'] for r in runs))} entries/s; spool at the end "
-                   f"{spread(r['spool_at_end'] for r in runs)}; {len(runs)} runs) | {'yes' if x >= 0.95 else 'no'} |")
+        out.append(target_row("relay → Kafka at full load: delivered ≥ 0.95 × accepted (the spool flat)",
+                              f"{x:.2f}× ({num(median(r['delivered_per_s'] for r in runs))} of "
+                              f"{num(median(r['accepted_per_s'] for r in runs))} entries/s; spool at the end "
+                              f"{spread(r['spool_at_end'] for r in runs)}; {len(runs)} runs)", x >= 0.95))
     archive = res.kind("kafka", phase="archive")
     if archive:
         x = median(r["two_per_s"] / r["one_per_s"] for r in archive)
-        out.append(f"| two collectors on one topic archive ≥ 1.6 × one collector's rate | {x:.2f}× "
-                   f"({num(median(r['two_per_s'] for r in archive))} vs "
-                   f"{num(median(r['one_per_s'] for r in archive))} records/s, {archive[0]['store']}, "
-                   f"{archive[0]['partitions']} partitions; bounded by the 2 cores the collectors, the store and the "
-                   f"broker share) | {'yes' if x >= 1.6 else 'no'} |")
+        first = archive[0]
+        out.append(target_row("two collectors on one topic archive ≥ 1.6 × one collector's rate",
+                              f"{x:.2f}× ({num(median(r['two_per_s'] for r in archive))} vs "
+                              f"{num(median(r['one_per_s'] for r in archive))} records/s, {first['store']}, "
+                              f"{first['partitions']} partitions; bounded by the 2 cores the collectors, the store "
+                              "and the broker share)", x >= 1.6))
     return out
 
 

@@ -75,6 +75,18 @@ def barrier_section(res):
     return md
 
 
+def side_by_side(rows, first, second, **match):
+    """The rows of two protocols measured in turn under the same shape (the fields in match)."""
+    same = [r for r in rows if all(r[k] == v for k, v in match.items())]
+    return [r for r in same if r["protocol"] == first], [r for r in same if r["protocol"] == second]
+
+
+def rates_side_by_side(first, second):
+    """Three cells: each protocol's requests/s and the second's against the first's."""
+    return (f"{spread(r['rps'] for r in first)} | {spread(r['rps'] for r in second)} | "
+            f"{ratio(median(r['rps'] for r in second), median(r['rps'] for r in first))}")
+
+
 def cpu_per_request(runs):
     """The median of the relay's CPU time per accepted request, in microseconds."""
     runs = [r for r in runs if "relay_cpu_ticks" in r and r["accepted"]]
@@ -99,13 +111,11 @@ def grpc_section(res):
           "|---|---|---|---|---|---|"]
     shapes = sorted({(r["connections"], r["streams"]) for r in rows}, key=lambda s: -s[0])
     for connections, streams in shapes:
-        http = [r for r in rows if r["protocol"] == "http" and (r["connections"], r["streams"]) == (connections, streams)]
-        grpc = [r for r in rows if r["protocol"] == "grpc" and (r["connections"], r["streams"]) == (connections, streams)]
+        http, grpc = side_by_side(rows, "http", "grpc", connections=connections, streams=streams)
         accepted = sum(r["accepted"] for r in http + grpc)
         completed = sum(r["requests"] for r in http + grpc)
         md.append(f"| {connections} connections × {streams} stream{'s' if streams > 1 else ''} | "
-                  f"{spread(r['rps'] for r in http)} | {spread(r['rps'] for r in grpc)} | "
-                  f"{ratio(median(r['rps'] for r in grpc), median(r['rps'] for r in http))} | "
+                  f"{rates_side_by_side(http, grpc)} | "
                   f"{cpu_per_request(http)} / {cpu_per_request(grpc)} | {num(accepted)} / {num(completed)} |")
     return md + [""]
 
@@ -126,13 +136,11 @@ def tls_section(res):
           "|---|---|---|---|---|---|---|"]
     names = {"keep-alive": "keep-alive, 64 connections", "per-request": "a connection per request, 16 connections"}
     for shape in ["keep-alive", "per-request"]:
-        http = [r for r in rows if r["protocol"] == "http" and r["shape"] == shape]
-        https = [r for r in rows if r["protocol"] == "https" and r["shape"] == shape]
+        http, https = side_by_side(rows, "http", "https", shape=shape)
         if not http or not https:
             continue
         errors = sum(r["non2xx"] + r["socket_errors"] for r in http + https)
-        md.append(f"| {names[shape]} | {spread(r['rps'] for r in http)} | {spread(r['rps'] for r in https)} | "
-                  f"{ratio(median(r['rps'] for r in https), median(r['rps'] for r in http))} | "
+        md.append(f"| {names[shape]} | {rates_side_by_side(http, https)} | "
                   f"{spread((r['p99_ms'] for r in https), '{:,.1f}')} | "
                   f"{spread((r['cpu_cores'] for r in http), '{:.2f}')} / "
                   f"{spread((r['cpu_cores'] for r in https), '{:.2f}')} | {num(errors)} |")
