@@ -2,6 +2,7 @@ package dev.mcpd.collector;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.mcpd.disk.DurableDirectories;
 import dev.mcpd.logs.RootCause;
 import java.io.IOException;
 import java.io.InputStream;
@@ -79,7 +80,7 @@ public final class JdbcStore implements AutoCloseable {
     public static JdbcStore open(StoreLocation location, InstantSource clock) {
         if (location.file().isPresent()) {
             try {
-                Files.createDirectories(location.file().get().toAbsolutePath().getParent());
+                DurableDirectories.create(location.file().get().toAbsolutePath().getParent());
             } catch (IOException e) {
                 throw new StoreUnavailable("cannot create the folder of " + location.file().get() + ": "
                         + e.getMessage(), e);
@@ -100,6 +101,11 @@ public final class JdbcStore implements AutoCloseable {
         try {
             store.migrate();
             store.sqliteFile = store.currentSqliteFile();
+            if (location.file().isPresent()) {
+                // SQLite syncs the directory when it makes a journal or WAL, not when it makes the database file
+                // itself: its name is made durable here, once, before the first 2xx can depend on it.
+                DurableDirectories.sync(location.file().get().toAbsolutePath().getParent());
+            }
         } catch (SQLException | IOException | RuntimeException e) {
             pool.close();
             throw new StoreUnavailable("cannot prepare the store " + location.describe() + ": "

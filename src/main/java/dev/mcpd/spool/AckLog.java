@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -14,8 +15,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sequence numbers of a segment's entries that are done (delivered or dead-lettered), one big-endian u64 each,
- * in {@code <segment>.ack}. Forced lazily: losing an acknowledgement in a power cut only means that entry is sent
- * again, and its idempotency key makes the second copy a duplicate upstream. A torn last number is ignored.
+ * in {@code <segment>.ack}. Group-committed: appended as deliveries finish, forced with the others every
+ * {@link Spool#ACK_FLUSH_INTERVAL} — and, the first time, its name synced into the spool directory, or a power cut
+ * could take the whole file and every delivery it recorded. Losing the last interval's acknowledgements in a power
+ * cut only means those entries are sent again, and their idempotency keys make the copies duplicates upstream. A torn
+ * last number is ignored.
  */
 final class AckLog implements Closeable {
 
@@ -25,6 +29,8 @@ final class AckLog implements Closeable {
     private FileChannel channel;
     private long size;
     private boolean dirty;
+    /** Created by this run and its name not yet synced into the spool directory. */
+    private boolean nameUnsynced;
     private boolean warned;
 
     private static final Logger LOG = LoggerFactory.getLogger(AckLog.class);
@@ -75,9 +81,12 @@ final class AckLog implements Closeable {
             return;
         }
         if (channel == null) {
-            channel = Files.exists(file)
-                    ? FileChannel.open(file, StandardOpenOption.WRITE)
-                    : SpoolFiles.createOwnerOnly(file);
+            if (Files.exists(file)) {
+                channel = FileChannel.open(file, StandardOpenOption.WRITE);
+            } else {
+                channel = SpoolFiles.createOwnerOnly(file);
+                nameUnsynced = true;
+            }
         }
         ByteBuffer records = ByteBuffer.allocate(count * Long.BYTES);
         for (int i = 0; i < count; i++) {
@@ -93,6 +102,10 @@ final class AckLog implements Closeable {
     void forceIfDirty() throws IOException {
         if (dirty && channel != null) {
             channel.force(false);
+            if (nameUnsynced) {
+                DurableDirectories.sync(file.getParent());
+                nameUnsynced = false;
+            }
             dirty = false;
         }
     }

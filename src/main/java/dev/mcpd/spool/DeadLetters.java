@@ -3,6 +3,7 @@ package dev.mcpd.spool;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mcpd.disk.DurableDirectories;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -33,9 +34,10 @@ import java.util.stream.Stream;
  *                                answer, and the entry's metadata
  * </pre>
  *
- * Each file is written under a temporary name, forced, renamed, and the directory forced, before the entry leaves
- * the spool: a crash in between leaves the entry in the spool, and writing it again replaces the same files. The
- * {@code .entry} file is what makes a dead letter: it is written after its credential and removed first.
+ * Each file is written under a temporary name, forced and renamed, and the directory synced, before the entry leaves
+ * the spool: a crash or power cut in between leaves the entry in the spool, and writing it again replaces the same
+ * files. The {@code .entry} file is what makes a dead letter: it is renamed into place only once the names of its
+ * credential and reason are durable, and removed (durably) first.
  *
  * <p>The CLI ({@code mcpd relay dead …}) changes dead/ while a relay runs, so what the relay reports of it (its
  * census) is read again from the directory at most once a second, not kept as a count of its own.
@@ -146,11 +148,13 @@ public final class DeadLetters {
         if (request.credential().isPresent()) {
             writeDurably(base + CREDENTIAL, List.of(RecordCodec.encodeCredential(1, request.credential().get())));
         }
-        writeDurably(base + ENTRY,
-                List.of(RecordCodec.encodeEntry(entry.seq(), request, credentialRef).buffers()));
         byte[] why = describe(entry, refusal);
         writeDurably(base + WHY, List.of(ByteBuffer.wrap(why)));
-        SpoolFiles.forceDirectory(dir);
+        // Their names durable before the entry's: a power cut never leaves a dead letter without its credential.
+        DurableDirectories.sync(dir);
+        writeDurably(base + ENTRY,
+                List.of(RecordCodec.encodeEntry(entry.seq(), request, credentialRef).buffers()));
+        DurableDirectories.sync(dir);
         keptSinceStart.incrementAndGet();
         // Counted in place, not by reading dead/ again: a burst of refusals must not cost a listing each. The next
         // rescan (at most a second away) corrects what this cannot see (a dead letter written again, a purge).
@@ -235,10 +239,12 @@ public final class DeadLetters {
      */
     public boolean purge(long seq) throws IOException {
         boolean held = Files.deleteIfExists(file(seq, ENTRY));
+        if (held) {
+            DurableDirectories.sync(dir); // gone for good before its credential goes (a start removes what is left)
+        }
         Files.deleteIfExists(file(seq, WHY));
         Files.deleteIfExists(file(seq, CREDENTIAL));
         if (held) {
-            SpoolFiles.forceDirectory(dir);
             seqs.remove(seq);
             censusNanos = 0;
         }

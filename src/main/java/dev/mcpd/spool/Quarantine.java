@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -69,10 +70,7 @@ final class Quarantine {
         String name = Files.exists(dir.resolve(name(segmentFirstSeq, offset)))
                 ? nameWithLength(segmentFirstSeq, offset, length)
                 : name(segmentFirstSeq, offset);
-        if (!Files.isDirectory(dir)) {
-            SpoolFiles.createDirectory(dir);
-            SpoolFiles.forceDirectory(spoolDir);
-        }
+        SpoolFiles.createDirectory(dir);
         Path temporary = dir.resolve("." + name + ".tmp");
         Files.deleteIfExists(temporary); // a copy a crash interrupted; the damage is still in its segment
         try (FileChannel out = SpoolFiles.createOwnerOnly(temporary)) {
@@ -94,7 +92,7 @@ final class Quarantine {
             out.force(true);
         }
         Files.move(temporary, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
-        SpoolFiles.forceDirectory(dir);
+        DurableDirectories.sync(dir);
         return new Kept(name, true);
     }
 

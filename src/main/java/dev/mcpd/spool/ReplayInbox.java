@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -23,8 +24,9 @@ import java.util.stream.Stream;
  * replays here instead, as a directory {@code replay/<seq>/} with the entry and its credential, and the relay takes
  * every such directory into its spool through its own append path: at start, and every second while it runs.
  *
- * <p>Crash safety is ordering. The CLI copies the files into a hidden temporary directory, forces them, renames the
- * directory into place (atomic), forces {@code replay/}, and only then removes the dead letter; the relay appends the
+ * <p>Crash safety is ordering. The CLI copies the files into a hidden temporary directory, forces them and it, renames
+ * the directory into place (atomic), syncs {@code replay/} (itself synced into the spool directory when it is made),
+ * and only then removes the dead letter; the relay appends the
  * entry, waits until it is durable, writes a receipt ({@code <seq>.taken}: the new sequence number), and only then
  * removes the directory, its {@code .entry} first. A crash at any point leaves the entry in dead/, here, in the spool,
  * or in two of them — never in none. Twice means sent twice with its original idempotency key: stored once.
@@ -151,13 +153,13 @@ public final class ReplayInbox {
                 deleteTree(temporary); // another replay or a purge took it while we copied
                 return false;
             }
-            SpoolFiles.forceDirectory(temporary);
+            DurableDirectories.sync(temporary);
             try {
                 Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
             } catch (FileAlreadyExistsException | java.nio.file.DirectoryNotEmptyException e) {
                 deleteTree(temporary);
             }
-            SpoolFiles.forceDirectory(dir);
+            DurableDirectories.sync(dir);
         }
         dead.purge(seq);
         return true;
@@ -201,8 +203,7 @@ public final class ReplayInbox {
                 Path corrupt = Quarantine.directory(dir.getParent());
                 SpoolFiles.createDirectory(corrupt); // owner-only, like every directory of the spool
                 Path kept = corrupt.resolve("replay-" + base);
-                Files.move(entryDir, kept, StandardCopyOption.ATOMIC_MOVE);
-                SpoolFiles.forceDirectory(dir);
+                DurableDirectories.move(entryDir, kept, StandardCopyOption.ATOMIC_MOVE);
                 damaged.add(new Damaged(deadSeq, e.getMessage(), kept));
                 continue;
             }
@@ -233,7 +234,7 @@ public final class ReplayInbox {
             Files.move(receiptTemporary, receipt, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             Files.deleteIfExists(entryDir.resolve(base + DeadLetters.ENTRY));
             deleteTree(entryDir);
-            SpoolFiles.forceDirectory(dir);
+            DurableDirectories.sync(dir);
             taken.add(new Taken(deadSeq, seq));
         }
         removeLeftovers();

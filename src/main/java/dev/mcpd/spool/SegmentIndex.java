@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -327,13 +328,20 @@ final class SegmentIndex implements Closeable {
         acks.forceIfDirty();
     }
 
-    /** Removes the segment's files: every entry in it is done. */
+    /**
+     * Removes the segment's files: every entry in it is done. The segment goes first, and its removal is synced before
+     * the files that describe it go: a power cut in between leaves those without their segment (the next start removes
+     * them, {@link SpoolRecovery}), never a segment without its credentials or its record of deliveries — which would
+     * send its delivered entries again, or keep them as damaged.
+     */
     void delete() throws IOException {
         close();
-        Files.deleteIfExists(acks.file());
+        if (Files.deleteIfExists(SpoolFiles.segment(dir, firstSeq))) {
+            DurableDirectories.sync(dir);
+        }
+        Files.deleteIfExists(new AckLog(dir, firstSeq).file());
         Files.deleteIfExists(SegmentSummary.file(dir, firstSeq));
         Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
-        Files.deleteIfExists(SpoolFiles.segment(dir, firstSeq));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -52,7 +53,7 @@ final class SegmentWriter implements Closeable {
     static SegmentWriter create(Path dir, long firstSeq, WriteChannels channels) throws IOException {
         FileChannel data = SpoolFiles.createOwnerOnly(SpoolFiles.segment(dir, firstSeq));
         try {
-            SpoolFiles.forceDirectory(dir);
+            DurableDirectories.sync(dir);
             return new SegmentWriter(dir, firstSeq, data, channels);
         } catch (IOException e) {
             data.close();
@@ -76,7 +77,7 @@ final class SegmentWriter implements Closeable {
             data.truncate(0);
             data.force(true);
             Files.deleteIfExists(SpoolFiles.credentials(dir, firstSeq));
-            SpoolFiles.forceDirectory(dir);
+            DurableDirectories.sync(dir);
             return new SegmentWriter(dir, firstSeq, data, channels);
         } catch (IOException e) {
             data.close();
@@ -152,7 +153,7 @@ final class SegmentWriter implements Closeable {
         if (credentials == null) {
             credentials = channels.wrap(SpoolFiles.credentials(dir, firstSeq),
                     SpoolFiles.createOwnerOnly(SpoolFiles.credentials(dir, firstSeq)));
-            SpoolFiles.forceDirectory(dir);
+            DurableDirectories.sync(dir);
             credentialsFileKey = fileKey(SpoolFiles.credentials(dir, firstSeq));
         }
         return credentials;

@@ -247,6 +247,11 @@ public final class Spool implements Closeable {
         ledger.done(seqs, count);
     }
 
+    /** Forces the acknowledgements written so far, now rather than at the committer's next interval (tests). */
+    void flushAcks() {
+        ledger.flushAcks();
+    }
+
     /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
     public void release(long seq) {
         ledger.release(seq);

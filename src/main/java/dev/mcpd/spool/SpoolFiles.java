@@ -1,9 +1,8 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
@@ -13,7 +12,7 @@ import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
 
-/** Names and creates the spool's files; knows the one way to make a new name durable. */
+/** Names the spool's files, and creates them and its directories owner-only. */
 final class SpoolFiles {
 
     static final String SEGMENT_SUFFIX = ".seg";
@@ -42,8 +41,13 @@ final class SpoolFiles {
 
     /** The first sequence number named by a segment file, or -1 when the name is not a segment's. */
     static long firstSeqOf(Path segment) {
-        String name = segment.getFileName().toString();
-        if (!name.endsWith(SEGMENT_SUFFIX) || name.length() != 20 + SEGMENT_SUFFIX.length()) {
+        return firstSeqOf(segment, SEGMENT_SUFFIX);
+    }
+
+    /** The first sequence number of the segment a file named {@code <seq><suffix>} belongs to, or -1. */
+    static long firstSeqOf(Path file, String suffix) {
+        String name = file.getFileName().toString();
+        if (!name.endsWith(suffix) || name.length() != 20 + suffix.length()) {
             return -1;
         }
         try {
@@ -55,32 +59,22 @@ final class SpoolFiles {
 
     /**
      * Creates the directory (and missing parents) with mode 0700, given to mkdir(2): the umask can only take bits
-     * away, so what is created always passes {@link SpoolDirectoryOwnership}, whatever the umask. One that exists
+     * away, so what is created always passes {@link SpoolDirectoryOwnership}, whatever the umask. Each level made is
+     * synced into its parent: a spool created a moment before a power cut is still there after it. One that exists
      * keeps its mode: an unsafe one is refused, not silently chmod'ed (what another user planted would stay).
      */
     static void createDirectory(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            try {
-                Files.createDirectories(dir, OWNER_ONLY_DIR);
-            } catch (FileAlreadyExistsException e) {
-                throw new IOException(dir + " exists and is not a directory", e);
-            }
-        }
+        DurableDirectories.create(dir, OWNER_ONLY_DIR);
     }
 
     /**
      * Creates a new file with mode 0600 from the start (the mode is given to open(2), never chmod'ed later), for
-     * appending. The caller must {@link #forceDirectory} before relying on its name.
+     * appending. The caller must sync its directory
+     * ({@link DurableDirectories#sync}) before relying on its name.
      */
     static FileChannel createOwnerOnly(Path file) throws IOException {
         return FileChannel.open(file, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 StandardOpenOption.READ), OWNER_ONLY_FILE);
     }
 
-    /** fsync of a directory: makes the names created or removed in it durable. */
-    static void forceDirectory(Path dir) throws IOException {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
-        }
-    }
 }

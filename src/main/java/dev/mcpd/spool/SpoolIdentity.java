@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import dev.mcpd.disk.DurableDirectories;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -64,7 +65,7 @@ final class SpoolIdentity {
             channel.force(true);
         }
         Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        SpoolFiles.forceDirectory(dir);
+        DurableDirectories.sync(dir);
         return id;
     }
 }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -110,13 +111,30 @@ final class SpoolRecovery {
         for (SegmentIndex done : finished) {
             done.delete();
         }
-        if (!emptySegments.isEmpty() || !finished.isEmpty()) {
-            SpoolFiles.forceDirectory(dir);
-        }
+        removeOrphanedCompanions(dir);
         LOG.info("spool at {}: {} entries, {} bytes waiting; next sequence number {} ({} of {} segments read, the"
                 + " others are read when delivery reaches them)", dir, entries, bytes, nextSeq, toScan.size(),
                 all.size());
         return new Recovered(segments, active, writer, nextSeq, entries, bytes, corrupted.get());
+    }
+
+    /**
+     * Removes the acknowledgements, summaries and credentials whose segment is gone: what a power cut left between the
+     * steps of a segment's removal ({@link SegmentIndex#delete}).
+     */
+    private static void removeOrphanedCompanions(Path dir) throws IOException {
+        List<Path> files;
+        try (Stream<Path> listing = Files.list(dir)) {
+            files = listing.toList();
+        }
+        for (Path file : files) {
+            for (String suffix : List.of(AckLog.SUFFIX, SegmentSummary.SUFFIX, SpoolFiles.CREDENTIAL_SUFFIX)) {
+                long firstSeq = SpoolFiles.firstSeqOf(file, suffix);
+                if (firstSeq >= 0 && !Files.exists(SpoolFiles.segment(dir, firstSeq))) {
+                    Files.deleteIfExists(file);
+                }
+            }
+        }
     }
 
     /**
