@@ -19,7 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
@@ -58,7 +58,7 @@ public final class VolatileLayer {
 
         /** A random subset of the unsynced directory changes and torn tails, by {@code seed}. */
         public static CutPlan random(long seed) {
-            Random random = new Random(seed);
+            SplittableRandom random = new SplittableRandom(seed);
             return new CutPlan(seed, random.nextDouble(), random.nextBoolean(), random.nextInt(4) == 0);
         }
     }
@@ -335,14 +335,14 @@ public final class VolatileLayer {
     // --- what a power cut leaves ---------------------------------------------------------------------------------
 
     private Survivors computeSurvivors() {
-        Random random = new Random(plan.seed());
+        SplittableRandom random = new SplittableRandom(plan.seed()); // well mixed even for seeds 1, 2, 3…
         Map<Long, Boolean> kept = new HashMap<>();
         Survivors.Dir top = new Survivors.Dir(new TreeMap<>());
         survive(root, top, random, kept);
         return new Survivors(top, plan);
     }
 
-    private void survive(DirNode dir, Survivors.Dir into, Random random, Map<Long, Boolean> kept) {
+    private void survive(DirNode dir, Survivors.Dir into, SplittableRandom random, Map<Long, Boolean> kept) {
         List<String> names = new ArrayList<>(dir.synced.keySet());
         dir.changedBy.keySet().stream().filter(name -> !dir.synced.containsKey(name)).forEach(names::add);
         names.sort(null); // the same plan on the same history makes the same image
@@ -361,7 +361,7 @@ public final class VolatileLayer {
         }
     }
 
-    private Survivors.File survivingFile(FileNode file, Random random) {
+    private Survivors.File survivingFile(FileNode file, SplittableRandom random) {
         long size;
         try {
             size = Files.size(file.real);
