@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.mcpd.testing.PowerCutFileSystem;
+import dev.mcpd.testing.ReliabilityReport;
 import dev.mcpd.testing.VolatileLayer;
 import dev.mcpd.testing.VolatileLayer.CutPlan;
 import dev.mcpd.testing.VolatileLayer.Survivors;
@@ -44,11 +45,16 @@ import org.junit.jupiter.api.io.TempDir;
 class SpoolPowerCutTest {
 
     private static final long SMALL_SEGMENTS = 1_500; // a roll-over every few entries
+    private static final int ROUNDS_AT_WORK = 25;
 
     @TempDir
     Path temp;
 
     private int layers;
+    /** Of the current commit point's runs: cuts made, entries acknowledged before them, runs that lost any. */
+    private int cuts;
+    private long acknowledgedBeforeCuts;
+    private int lostInCuts;
 
     /** What a scenario did before the power went: the keys acknowledged, delivered, and so on. */
     private static final class Record {
@@ -107,7 +113,7 @@ class SpoolPowerCutTest {
                 appendAll(spool, "first-", 5, record);
             }
         };
-        atEverySync("data/relay", null, firstStart, (record, restart) -> {
+        atEverySync("s1", "Spool: the first start on an empty directory", "data/relay", null, firstStart, (record, restart) -> {
             assertTrue(restart.inSpool().containsAll(record.acknowledged), "every acknowledged entry is there: "
                     + record.acknowledged + " vs " + restart.inSpool());
             if (!record.acknowledged.isEmpty()) {
@@ -144,7 +150,8 @@ class SpoolPowerCutTest {
                 senders.shutdownNow();
             }
         };
-        atEverySync("relay", null, concurrent, (record, restart) -> {
+        atEverySync("s2", "Spool: group commits from 4 senders, a segment roll-over every few entries", "relay", null,
+                concurrent, (record, restart) -> {
             Set<String> missing = new HashSet<>(record.acknowledged);
             missing.removeAll(restart.inSpool());
             assertEquals(Set.of(), missing, "acknowledged, and not in the spool after the cut");
@@ -180,7 +187,8 @@ class SpoolPowerCutTest {
                 }
             }
         };
-        atEverySync("relay", before, deliver, (record, restart) -> {
+        atEverySync("s3", "Spool: deliveries and their acknowledgements, finished segments removed", "relay",
+                before, deliver, (record, restart) -> {
             Set<String> lost = new HashSet<>(record.acknowledged);
             lost.removeAll(restart.inSpool());
             lost.removeAll(record.delivered);
@@ -219,7 +227,8 @@ class SpoolPowerCutTest {
                 spool.flushAcks();
             }
         };
-        atEverySync("relay", before, deadLetter, (record, restart) -> {
+        atEverySync("s4", "Spool: dead letters, refused and expired, dead/ made during the run", "relay",
+                before, deadLetter, (record, restart) -> {
             Set<String> lost = new HashSet<>(record.acknowledged);
             lost.removeAll(restart.everywhere());
             assertEquals(Set.of(), lost, "neither in dead/ nor in the spool");
@@ -250,7 +259,8 @@ class SpoolPowerCutTest {
                 inbox.adoptInto(spool, System.currentTimeMillis());
             }
         };
-        atEverySync("relay", before, replay, (record, restart) -> {
+        atEverySync("s5", "Spool: `dead replay` hands dead letters over, the relay takes them", "relay",
+                before, replay, (record, restart) -> {
             Set<String> lost = new HashSet<>(record.acknowledged);
             lost.removeAll(restart.everywhere());
             assertEquals(Set.of(), lost, "in none of dead/, replay/ and the spool");
@@ -277,7 +287,8 @@ class SpoolPowerCutTest {
                 record.spoolId = spool.id(); // opening found the damage, kept it in corrupt/, removed the segment
             }
         };
-        atEverySync("relay", before, quarantine, (record, restart) -> {
+        atEverySync("s6", "Spool: damage found at a start, copied to corrupt/, its segment removed",
+                "relay", before, quarantine, (record, restart) -> {
             assertEquals(Set.of("q-0", "q-2", "q-3"), new HashSet<>(restart.inSpool()), "the whole entries");
             assertEquals(1, restart.corrupt(), "the damaged bytes are in corrupt/, copied before or at the restart");
         });
@@ -290,7 +301,7 @@ class SpoolPowerCutTest {
         Files.createDirectories(disk);
         Set<String> acknowledged = Collections.synchronizedSet(new HashSet<>());
         Set<String> finished = Collections.synchronizedSet(new HashSet<>());
-        for (int round = 1; round <= 25; round++) {
+        for (int round = 1; round <= ROUNDS_AT_WORK; round++) {
             PowerCutFileSystem fs = PowerCutFileSystem.over(disk);
             VolatileLayer layer = fs.layer();
             CutPlan plan = CutPlan.random(random.nextLong());
@@ -343,9 +354,20 @@ class SpoolPowerCutTest {
             Set<String> lost = new HashSet<>(acknowledged);
             lost.removeAll(finished);
             lost.removeAll(restart.everywhere());
+            if (!lost.isEmpty()) {
+                recordAtWork(round, acknowledged.size(), lost.size());
+            }
             assertEquals(Set.of(), lost, "round " + round + ", cut at sync " + cutAt + " with " + plan
                     + ": acknowledged, and neither delivered, in dead/ nor in the spool");
         }
+        recordAtWork(ROUNDS_AT_WORK, acknowledged.size(), 0);
+    }
+
+    private static void recordAtWork(int rounds, long acknowledged, long lost) {
+        ReliabilityReport.record(new ReliabilityReport.PowerCutRow("s7", "Spool: at work, cut at random syncs",
+                "3 senders and a deliverer (every fifth entry to dead/) on one spool, the power cut at a random sync"
+                        + " among its first 120, with a random plan; each round goes on from what the last one left.",
+                rounds, acknowledged, lost, 0, "–", lost == 0 ? "pass" : "**FAIL**"));
     }
 
     // --- the rig -----------------------------------------------------------------------------------------------
@@ -372,12 +394,23 @@ class SpoolPowerCutTest {
      * unsynced kept, and with a random part of it — and once cut after it ended; each time opens the spool again on
      * what survived and checks {@code check}.
      */
-    private void atEverySync(String spoolPath, Path before, Scenario scenario, Check check) throws Exception {
-        int syncs = run(spoolPath, before, scenario, 0, CutPlan.dropAll(), check);
-        assertTrue(syncs > 0, "the scenario syncs nothing");
-        for (int at = 1; at <= syncs; at++) {
-            run(spoolPath, before, scenario, at, CutPlan.dropAll(), check);
-            run(spoolPath, before, scenario, at, CutPlan.random(at), check);
+    private void atEverySync(String id, String title, String spoolPath, Path before, Scenario scenario, Check check)
+            throws Exception {
+        cuts = 0;
+        acknowledgedBeforeCuts = 0;
+        int syncs = 0;
+        try {
+            syncs = run(spoolPath, before, scenario, 0, CutPlan.dropAll(), check);
+            assertTrue(syncs > 0, "the scenario syncs nothing");
+            for (int at = 1; at <= syncs; at++) {
+                run(spoolPath, before, scenario, at, CutPlan.dropAll(), check);
+                run(spoolPath, before, scenario, at, CutPlan.random(at), check);
+            }
+        } finally {
+            ReliabilityReport.record(new ReliabilityReport.PowerCutRow(id, title, "Cut at each of its " + syncs
+                    + " syncs, once keeping nothing unsynced and once a random part of it, and after it ended.",
+                    cuts, acknowledgedBeforeCuts, lostInCuts, 0, "–", lostInCuts == 0 && cuts == 2 * syncs + 1
+                            ? "pass" : "**FAIL**"));
         }
     }
 
@@ -401,11 +434,14 @@ class SpoolPowerCutTest {
         }
         int syncs = layer.syncs();
         Survivors survivors = layer.cut(plan);
+        cuts++;
+        acknowledgedBeforeCuts += record.acknowledged.size();
         Path image = temp.resolve("image-" + layers);
         survivors.writeTo(image);
         try {
             check.holds(record, restart(image.resolve(spoolPath), true));
         } catch (AssertionError e) {
+            lostInCuts++;
             fail("power cut " + (cutAt == 0 ? "after the scenario" : "at sync " + cutAt + " of " + syncs)
                     + " with " + plan + "; survived: " + survivors.files() + ": " + e.getMessage(), e);
         }

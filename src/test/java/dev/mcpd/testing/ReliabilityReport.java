@@ -39,6 +39,18 @@ public final class ReliabilityReport {
         return text.replace("|", "\\|").replace("\n", " ");
     }
 
+    /**
+     * One power-cut case: what ran and how it was cut ({@code cuts} times), the requests acknowledged before the cuts,
+     * those lost, those sent again after a cut and how long before it the oldest of them had been delivered.
+     */
+    public record PowerCutRow(String id, String title, String done, int cuts, long acknowledged, long lost,
+                              long resent, String resentWindow, String result) {
+        String markdown() {
+            return "| " + id + " | **" + title + "**. " + cell(done) + " | " + cuts + " | " + acknowledged + " | "
+                    + lost + " | " + resent + " | " + cell(resentWindow) + " | " + cell(result) + " |";
+        }
+    }
+
     /** One hostile input: what was sent, what the contract says must happen, what happened. */
     public record HostileRow(String id, String input, String expected, String observed, boolean pass) {
         String markdown() {
@@ -66,8 +78,17 @@ public final class ReliabilityReport {
         return reliabilityDir().resolve("hostile.md");
     }
 
+    static Path powerCutRows() {
+        return reliabilityDir().resolve("powercut.md");
+    }
+
     public static synchronized void record(Row row) {
         append(rows(), row.markdown());
+    }
+
+    /** Records a power-cut case; the caller asserts after. */
+    public static synchronized void record(PowerCutRow row) {
+        append(powerCutRows(), row.markdown());
     }
 
     /** Records a hostile-input case; the caller asserts {@code pass} after. */
@@ -118,6 +139,7 @@ public final class ReliabilityReport {
     static void write() throws IOException {
         Map<String, String> newest = newestById(rows());
         Map<String, String> hostile = newestById(hostileRows());
+        Map<String, String> powerCuts = newestById(powerCutRows());
         StringBuilder md = new StringBuilder();
         md.append("# Reliability\n\n")
                 .append("What the relay promises (README: the 2xx promise, delivery, keys, the bound) checked under faults: the packaged jar (`target/mcpd.jar`)")
@@ -160,6 +182,26 @@ public final class ReliabilityReport {
                 .append("512 KiB tmpfs: a request that does not fit is answered `503` + `Retry-After: 5`, nothing of ")
                 .append("it is written, the relay keeps running and accepts again once there is room. | – | – | – | ")
                 .append("– | – | – | runs in Surefire (`mvn -B verify`); needs root for the tmpfs | see that test |\n\n");
+        md.append("## Power cuts\n\n")
+                .append("`kill -9` leaves the kernel's page cache whole: only a power cut shows a missing `fsync` of a ")
+                .append("file or of a directory. These cases run the spool on a file layer that keeps, beside the real ")
+                .append("files, what a power cut would leave — each directory's names as of its last fsync, each ")
+                .append("file's bytes as of its last fsync — and forgets the rest at the cut: everything not synced, ")
+                .append("or a random part of it (directory changes kept or lost each whole, in any order; a torn ")
+                .append("prefix of unsynced writes, or zeros). In-process the layer is a Java file system under the ")
+                .append("spool (`SpoolPowerCutTest`: each commit point cut at every sync it makes, and a spool at ")
+                .append("work cut at random syncs); under the packaged relay it is a FUSE file system served by the ")
+                .append("test (`PowerCutIT`). **acknowledged** — entries (requests answered 2xx) before the cuts; ")
+                .append("**lost** — of them, neither delivered, in the spool, nor in `dead/` (a replayed dead ")
+                .append("letter: nor in `replay/`) after the restart; **re-sent** — deliveries the upstream received ")
+                .append("again after a cut, and how long before the cut the oldest of them had first been delivered ")
+                .append("(the record of deliveries is forced every 200 ms). [docs/spool.md]")
+                .append("(docs/spool.md#the-order-of-syncs) gives the order of syncs each operation follows.\n\n")
+                .append("| # | what was cut | cuts | acknowledged | lost | re-sent | re-sent, delivered before the cut ")
+                .append("| result |\n")
+                .append("|---|---|---|---|---|---|---|---|\n");
+        powerCuts.values().forEach(line -> md.append(line).append('\n'));
+        md.append('\n');
         md.append("## Hostile input\n\n")
                 .append("What an attacker or a careless operator can send, each case a test of the real ")
                 .append("relay or collector — in-process or the packaged jar — through raw sockets where no client ")
