@@ -274,6 +274,8 @@ class SpoolPowerCutTest {
                 appendAll(spool, "q-", 4, new Record(null));
             }
             Path second = SegmentScan.segmentsIn(dir).get(1);
+            // Without its summary the start reads it: the path that copies damage and removes a segment left empty.
+            Files.delete(SegmentSummary.file(dir, SpoolFiles.firstSeqOf(second)));
             try (FileChannel segment = FileChannel.open(second, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 long middle = segment.size() / 2;
                 ByteBuffer one = ByteBuffer.allocate(1);
@@ -283,13 +285,20 @@ class SpoolPowerCutTest {
         });
         Scenario quarantine = (dir, record) -> {
             record.acknowledged.addAll(List.of("q-0", "q-2", "q-3"));
+            // Opening finds the damage, keeps it in corrupt/ and removes the segment it left empty.
             try (Spool spool = Spool.open(dir, 1)) {
-                record.spoolId = spool.id(); // opening found the damage, kept it in corrupt/, removed the segment
+                Optional<SpoolEntry> next;
+                while ((next = spool.next(Duration.ZERO)).isPresent()) {
+                    record.delivered.add(next.get().request().idempotencyKey());
+                    spool.done(next.get().seq());
+                }
             }
         };
         atEverySync("s6", "Spool: damage found at a start, copied to corrupt/, its segment removed",
                 "relay", before, quarantine, (record, restart) -> {
-            assertEquals(Set.of("q-0", "q-2", "q-3"), new HashSet<>(restart.inSpool()), "the whole entries");
+            Set<String> whole = new HashSet<>(restart.inSpool());
+            whole.addAll(record.delivered);
+            assertEquals(Set.of("q-0", "q-2", "q-3"), whole, "the whole entries, delivered or still in the spool");
             assertEquals(1, restart.corrupt(), "the damaged bytes are in corrupt/, copied before or at the restart");
         });
     }
