@@ -288,7 +288,7 @@ class PowerCutIT {
                         : " (first delivered ≤ " + counts[2] + " ms before the cut)"));
         boolean pass = lost.isEmpty() && oldestMillis <= RESENT_WINDOW.toMillis();
         ReliabilityReport.record(new ReliabilityReport.PowerCutRow("p", "Packaged relay, spool on FUSE",
-                "the power cut at random moments under load from 8 senders, the relay killed at once and started"
+                "The power cut at random moments under load from 8 senders, the relay killed at once and started"
                         + " on what survived; " + mix + ". Then it drained to the upstream.",
                 rounds.size(), acknowledged.size(), lost.size(), resent, resent == 0 ? "–" : oldestMillis + " ms",
                 pass ? "pass" : "**FAIL**"));
