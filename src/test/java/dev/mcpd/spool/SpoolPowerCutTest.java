@@ -104,6 +104,21 @@ class SpoolPowerCutTest {
         }
     }
 
+    /** What a delivery lane does with an entry refused for good (or expired): kept in dead/, then done. */
+    private static void deadLetter(Spool spool, DeadLetters dead, SpoolEntry entry, int status, String why)
+            throws IOException {
+        dead.keep(entry, new DeadLetters.Refusal(status == 0 ? "" : "http://upstream", status, Instant.now(), why,
+                new byte[0]));
+        spool.done(entry.seq());
+    }
+
+    /** Every one of {@code acknowledged} is among {@code found}. */
+    private static void assertNoneLost(Set<String> acknowledged, Set<String> found, String where) {
+        Set<String> lost = new HashSet<>(acknowledged);
+        lost.removeAll(found);
+        assertEquals(Set.of(), lost, "acknowledged, and " + where);
+    }
+
     // --- the commit points -------------------------------------------------------------------------------------
 
     @Test
@@ -213,26 +228,19 @@ class SpoolPowerCutTest {
                 for (int i = 0; i < 4; i++) {
                     SpoolEntry refused = spool.next(Duration.ZERO).orElseThrow();
                     record.acknowledged.add(refused.request().idempotencyKey());
-                    dead.keep(refused, new DeadLetters.Refusal("http://upstream", 400, Instant.now(),
-                            "refused with 400", new byte[0]));
-                    spool.done(refused.seq());
+                    deadLetter(spool, dead, refused, 400, "refused with 400");
                 }
                 // What --spool-max-age does with entries that waited too long.
                 for (SpoolEntry expired : spool.takeReceivedBefore(System.currentTimeMillis() + 60_000, 100)) {
                     record.acknowledged.add(expired.request().idempotencyKey());
-                    dead.keep(expired, new DeadLetters.Refusal("", 0, Instant.now(), "waited too long",
-                            new byte[0]));
-                    spool.done(expired.seq());
+                    deadLetter(spool, dead, expired, 0, "waited too long");
                 }
                 spool.flushAcks();
             }
         };
         atEverySync("s4", "Spool: dead letters, refused and expired, dead/ made during the run", "relay",
-                before, deadLetter, (record, restart) -> {
-            Set<String> lost = new HashSet<>(record.acknowledged);
-            lost.removeAll(restart.everywhere());
-            assertEquals(Set.of(), lost, "neither in dead/ nor in the spool");
-        });
+                before, deadLetter, (record, restart) -> assertNoneLost(record.acknowledged, restart.everywhere(),
+                        "neither in dead/ nor in the spool"));
     }
 
     @Test
@@ -242,10 +250,7 @@ class SpoolPowerCutTest {
                 appendAll(spool, "replayed-", 5, new Record(null));
                 DeadLetters dead = new DeadLetters(dir);
                 for (int i = 0; i < 5; i++) {
-                    SpoolEntry entry = spool.next(Duration.ZERO).orElseThrow();
-                    dead.keep(entry, new DeadLetters.Refusal("http://upstream", 400, Instant.now(), "no",
-                            new byte[0]));
-                    spool.done(entry.seq());
+                    deadLetter(spool, dead, spool.next(Duration.ZERO).orElseThrow(), 400, "no");
                 }
             }
         });
@@ -260,11 +265,8 @@ class SpoolPowerCutTest {
             }
         };
         atEverySync("s5", "Spool: `dead replay` hands dead letters over, the relay takes them", "relay",
-                before, replay, (record, restart) -> {
-            Set<String> lost = new HashSet<>(record.acknowledged);
-            lost.removeAll(restart.everywhere());
-            assertEquals(Set.of(), lost, "in none of dead/, replay/ and the spool");
-        });
+                before, replay, (record, restart) -> assertNoneLost(record.acknowledged, restart.everywhere(),
+                        "in none of dead/, replay/ and the spool"));
     }
 
     @Test
@@ -309,7 +311,7 @@ class SpoolPowerCutTest {
         Path disk = temp.resolve("at-work-0");
         Files.createDirectories(disk);
         Set<String> acknowledged = Collections.synchronizedSet(new HashSet<>());
-        Set<String> finished = Collections.synchronizedSet(new HashSet<>());
+        Set<String> delivered = Collections.synchronizedSet(new HashSet<>());
         for (int round = 1; round <= ROUNDS_AT_WORK; round++) {
             PowerCutFileSystem fs = PowerCutFileSystem.over(disk);
             VolatileLayer layer = fs.layer();
@@ -339,11 +341,11 @@ class SpoolPowerCutTest {
                             continue;
                         }
                         if (i % 5 == 0) {
-                            dead.keep(next.get(), new DeadLetters.Refusal("http://upstream", 400, Instant.now(),
-                                    "refused", new byte[0]));
+                            deadLetter(spool, dead, next.get(), 400, "refused"); // must be in dead/ or the spool
+                        } else {
+                            delivered.add(next.get().request().idempotencyKey()); // the upstream has it
+                            spool.done(next.get().seq());
                         }
-                        finished.add(next.get().request().idempotencyKey()); // sent, or kept in dead/
-                        spool.done(next.get().seq());
                     }
                     return null;
                 });
@@ -361,7 +363,7 @@ class SpoolPowerCutTest {
             copyTree(next, copy); // a restart takes every entry out: the next round goes on from the uncounted image
             Restart restart = restart(copy.resolve("relay"), false);
             Set<String> lost = new HashSet<>(acknowledged);
-            lost.removeAll(finished);
+            lost.removeAll(delivered);
             lost.removeAll(restart.everywhere());
             if (!lost.isEmpty()) {
                 recordAtWork(round, acknowledged.size(), lost.size());
