@@ -43,7 +43,12 @@ final class ConfigSources {
             }
             return parsed;
         }
-        for (String text : option.splitList(variable(option).orElse(""))) {
+        Optional<String> variable = variable(option);
+        if (variable.isEmpty()) {
+            option.defaultList().forEach(text -> parsed.add(option.parse(text)));
+            return parsed;
+        }
+        for (String text : option.splitList(variable.get())) {
             // Blank entries (a trailing comma, "a,,b") are slips, not values.
             if (!text.isBlank()) {
                 parsed.add(fromVariable(option, () -> option.parse(text)));

@@ -28,6 +28,7 @@ import java.util.stream.Collectors;
  * @param source      the Kafka topic the collector consumes too, if any ({@code source})
  * @param relay       the relay's upstreams, its key for them, its spool ({@code relay})
  * @param delivery    the relay's delivery lanes, windows and batches ({@code delivery})
+ * @param streams     which entries travel in order, and which sender headers travel with them ({@code streams})
  * @param health      how the relay checks its upstreams ({@code health})
  * @param deadLetters what goes to dead/ rather than being sent again ({@code dead letters})
  * @param tls         the PEM files of the listener's HTTPS and of the relay's TLS to its upstreams ({@code tls})
@@ -42,6 +43,7 @@ public record McpdConfig(
         SourceTopic source,
         Relaying relay,
         DeliveryLanes delivery,
+        Streams streams,
         HealthChecks health,
         DeadLetterPolicy deadLetters,
         TlsFiles tls,
@@ -59,6 +61,7 @@ public record McpdConfig(
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(relay, "relay");
         Objects.requireNonNull(delivery, "delivery");
+        Objects.requireNonNull(streams, "streams");
         Objects.requireNonNull(health, "health");
         Objects.requireNonNull(deadLetters, "deadLetters");
         Objects.requireNonNull(tls, "tls");
@@ -96,6 +99,7 @@ public record McpdConfig(
                         given.value(Options.SPOOL_MAX_BYTES)),
                 new DeliveryLanes(given.value(Options.WORKERS), given.value(Options.MAX_IN_FLIGHT),
                         given.value(Options.BATCH_MAX_ENTRIES), given.value(Options.BATCH_MAX_BYTES)),
+                new Streams(given.list(Options.ORDERED_PATH), given.list(Options.FORWARD_HEADER)),
                 new HealthChecks(given.value(Options.PROBE_PATH), given.list(Options.UPSTREAM_PROBE),
                         given.value(Options.PROBE_INTERVAL_SECONDS), given.value(Options.PROBE_TIMEOUT_SECONDS),
                         given.value(Options.HEALTHY_THRESHOLD), given.value(Options.UNHEALTHY_THRESHOLD)),
@@ -147,6 +151,7 @@ public record McpdConfig(
                 section("source", source.describe()),
                 section("relay", relay.describe()),
                 section("delivery", delivery.describe()),
+                section("streams", streams.describe()),
                 section("health", health.describe()),
                 section("dead letters", deadLetters.describe(relay.relaySpoolDir().resolve("dead"))),
                 section("tls", tls.describe()),

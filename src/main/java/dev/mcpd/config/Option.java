@@ -67,6 +67,23 @@ public final class Option<T> {
                 EnumSet.of(first, more), true);
     }
 
+    /**
+     * A repeatable option whose absence is a list: {@code defaultList}, comma-separated as its variable would hold it
+     * (each value parsed here, so a bad one fails at once).
+     */
+    static <T> Option<T> repeatable(String flag, String environmentVariable, String label, String meaning,
+                                    String defaultList, Function<String, T> parser, Role first, Role... more) {
+        Option<T> option = new Option<>(flag, environmentVariable, label, meaning, Optional.of(defaultList), false,
+                parser, EnumSet.of(first, more), true);
+        option.defaultList().forEach(parser::apply);
+        return option;
+    }
+
+    /** The values of a repeatable option given neither as flags nor by its variable: none, unless it has a default. */
+    java.util.List<String> defaultList() {
+        return repeatable && defaultText.isPresent() ? splitList(defaultText.get()) : java.util.List.of();
+    }
+
     private static String variableOf(String flag) {
         return "MCPD_" + flag.substring(2).toUpperCase(Locale.ROOT).replace('-', '_');
     }

@@ -52,6 +52,16 @@ public final class Options {
     public static final Option<Integer> MAX_IN_FLIGHT = Option.of("--max-in-flight", "N",
             "the most requests in flight to one upstream; the window adapts between 1 and N", "256",
             text -> DeliveryLanes.checkMaxInFlight(OptionValues.wholeNumber(text)), Role.RELAY);
+    public static final Option<String> ORDERED_PATH = Option.repeatable("--ordered-path", "MCPD_ORDERED_PATHS", "PATH",
+            "entries to this path, or a prefix ending in *, travel in order: each stream (path, credential, forwarded"
+                    + " headers) one request at a time, oldest first, as receivers of Prometheus remote write need;"
+                    + " none: no stream in order",
+            "/api/v1/write,/api/v1/push,/api/v1/otlp/*,/otlp/*,/api/prom/push,/v1/metrics", Streams::checkOrderedPath,
+            Role.RELAY);
+    public static final Option<String> FORWARD_HEADER = Option.repeatable("--forward-header", "MCPD_FORWARD_HEADERS",
+            "NAME", "a sender's header kept with each entry and sent with it upstream (the tenant of Mimir, Loki,"
+                    + " Tempo, Cortex); none: no header",
+            "X-Scope-OrgID,X-Prometheus-Remote-Write-Version", Streams::checkForwardHeader, Role.RELAY);
     public static final Option<Integer> BATCH_MAX_ENTRIES = Option.of("--batch-max-entries", "N",
             "the most entries in one request: a relay batch to an mcpd collector, a merged OTLP request to another"
                     + " upstream; 1: each alone",
@@ -130,7 +140,8 @@ public final class Options {
 
     /** Every option, in the order help and docs/command-line.md list them. */
     public static final List<Option<?>> ALL = List.of(LISTEN, DATA, SPOOL_DIR, UPSTREAM, INGEST_KEY, UPSTREAM_KEY,
-            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, BATCH_MAX_ENTRIES,
+            SPOOL_MAX_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, WORKERS, MAX_IN_FLIGHT, ORDERED_PATH,
+            FORWARD_HEADER, BATCH_MAX_ENTRIES,
             BATCH_MAX_BYTES, PROBE_PATH, UPSTREAM_PROBE, PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_SECONDS, HEALTHY_THRESHOLD,
             UNHEALTHY_THRESHOLD, RETRYABLE_STATUS, SPOOL_MAX_AGE, TLS_CERT, TLS_KEY, TLS_CLIENT_CA, UPSTREAM_CA,
             UPSTREAM_CLIENT_CERT, UPSTREAM_CLIENT_KEY, QUOTA_PER_MINUTE, LEASE_PASS_SECONDS, DEDUP_WINDOW, RETENTION, SOURCE, SOURCE_GROUP,

@@ -1,5 +1,6 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.spool.ForwardedHeader;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.wire.RequestTarget;
 import java.util.ArrayList;
@@ -13,8 +14,9 @@ import java.util.function.LongToIntFunction;
 
 /**
  * Packs entries taken from the spool, oldest first, into shipments: for an upstream that takes relay batches, entries
- * that share a credential travel together ({@link #pack}); for any other, OTLP export requests of one signal, content
- * type and credential are merged into one ({@link #merge}). Two senders' keys never share a request; entries keep the
+ * that share a credential and forwarded headers travel together ({@link #pack}); for any other, OTLP export requests
+ * of one signal, content type, credential and forwarded headers are merged into one ({@link #merge}). Two senders'
+ * keys, or two tenants' entries, never share a request; entries keep the
  * order taken; a shipment holds at most {@code --batch-max-entries} entries and {@code --batch-max-bytes} of bodies
  * (decoded, for a merge). An entry travels alone when it is larger than that, cannot be framed or merged, or may share
  * a request with few others or none ({@code atMost}: its batch or merge was refused as a whole).
@@ -60,7 +62,7 @@ public final class ShipmentPacker {
             if (limit <= 1 || size > maxBytes || !frameable(entry)) {
                 grouping.alone(entry);
             } else {
-                grouping.add(credentialOf(entry), entry, size, limit, null);
+                grouping.add(sharedHeadersOf(entry), entry, size, limit, null);
             }
         }
         return grouping.shipments();
@@ -77,7 +79,7 @@ public final class ShipmentPacker {
                 grouping.alone(entry);
             } else {
                 String key = part.get().signal() + "\n" + entry.request().contentType().toLowerCase(Locale.ROOT)
-                        + "\n" + credentialOf(entry);
+                        + "\n" + sharedHeadersOf(entry);
                 grouping.add(key, entry, part.get().bytes().length, limit, part.get());
             }
         }
@@ -116,11 +118,17 @@ public final class ShipmentPacker {
                 : Shipment.mergeOf(group.entries, OtlpMerge.merged(group.parts));
     }
 
-    private String credentialOf(SpoolEntry entry) {
-        if (relayPresentsOwnKey) {
-            return ""; // every request carries the relay's own key
+    /**
+     * What a request's headers say of the entries it carries, which they must share: the credential (unless every
+     * request carries the relay's own key) and the forwarded headers — a tenant's entries never travel with another's.
+     */
+    private String sharedHeadersOf(SpoolEntry entry) {
+        StringBuilder shared = new StringBuilder(relayPresentsOwnKey ? ""
+                : entry.request().credential().map(c -> c.header() + "\n" + c.value()).orElse(""));
+        for (ForwardedHeader header : entry.request().forwarded()) {
+            shared.append('\n').append(header.name().toLowerCase(Locale.ROOT)).append(": ").append(header.value());
         }
-        return entry.request().credential().map(c -> c.header() + "\n" + c.value()).orElse("");
+        return shared.toString();
     }
 
     private static boolean frameable(SpoolEntry entry) {

@@ -48,6 +48,7 @@ public final class UpstreamKafka extends AsyncProcessorSupport {
         message.setHeader(KafkaConstants.KEY, request.idempotencyKey());
         KafkaRecordHeaders.of(request.method(), request.target(), request.contentType(), request.contentEncoding(),
                 request.idempotencyKey(), request.receivedAtMillis()).forEach(message::setHeader);
+        request.forwarded().forEach(header -> message.setHeader(header.name(), header.value()));
         try {
             return clients.producer(exchange.getContext(), upstream).process(record, doneSync -> {
                 DeliveryExchange.setAnswer(exchange, answerTo(record, upstream, request));

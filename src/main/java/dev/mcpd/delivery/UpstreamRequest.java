@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.camel.Exchange;
@@ -21,8 +23,9 @@ import org.apache.camel.Processor;
 /**
  * Turns a spool entry into the request that goes upstream: the stored method, content type, content
  * encoding and body bytes unchanged; the entry's {@code Idempotency-Key}; and a credential — the relay's own
- * {@code --upstream-key} as a Bearer token, else the sender's stored {@code Authorization} / {@code x-mcpd-key}.
- * No other header goes out: nothing hop-by-hop or Camel-internal, and no inbound header chooses the destination.
+ * {@code --upstream-key} as a Bearer token, else the sender's stored {@code Authorization} / {@code x-mcpd-key};
+ * and the sender's headers kept to be forwarded ({@code --forward-header}: a tenant's {@code X-Scope-OrgID}, say). No
+ * other header goes out: nothing hop-by-hop or Camel-internal, and no inbound header chooses the destination.
  * A batch goes as one request in the relay-batch framing ({@link RelayBatch}): every entry's method, target, content
  * type, content encoding, idempotency key, receive time and body bytes, with the credential its entries share. A
  * merge goes as one OTLP export request ({@link OtlpMerge}). Both are gzip-compressed when that saves a tenth or more.
@@ -63,6 +66,7 @@ public final class UpstreamRequest implements Processor {
             return;
         }
         MultiMap headers = HttpHeaders.headers().set("User-Agent", USER_AGENT);
+        forwarded(headers, request);
         headers.set("Idempotency-Key", request.idempotencyKey());
         credential(headers, request);
         // Content type and encoding exactly as stored: the client neither reformats nor compresses them.
@@ -76,6 +80,11 @@ public final class UpstreamRequest implements Processor {
                 Buffer.buffer(request.body())));
     }
 
+    /** The sender's forwarded headers: those of every entry a batch or merge carries, which share them. */
+    private static void forwarded(MultiMap headers, SpoolRequest request) {
+        request.forwarded().forEach(header -> headers.set(header.name(), header.value()));
+    }
+
     private void credential(MultiMap headers, SpoolRequest request) {
         if (upstreamKey.isPresent()) {
             headers.set("Authorization", "Bearer " + upstreamKey.get().reveal());
@@ -86,11 +95,13 @@ public final class UpstreamRequest implements Processor {
 
     private OutgoingRequest batch(Shipment shipment) {
         MultiMap headers = HttpHeaders.headers().set("User-Agent", USER_AGENT);
-        // The packer put only entries that share a credential together: the first one's is every one's.
+        // The packer put only entries that share a credential and forwarded headers together: the first one's are
+        // every one's.
+        forwarded(headers, shipment.first().request());
         credential(headers, shipment.first().request());
         byte[] framing = RelayBatch.encode(shipment.entries().stream().map(SpoolEntry::request)
                 .map(r -> new RelayBatch.Entry(r.method(), r.target(), r.contentType(), r.contentEncoding(),
-                        r.idempotencyKey(), r.receivedAtMillis(), r.body())).toList());
+                        r.idempotencyKey(), r.receivedAtMillis(), r.body(), forwardedMap(r))).toList());
         headers.set("Content-Type", RelayBatch.CONTENT_TYPE);
         return compressed(headers, framing);
     }
@@ -101,10 +112,17 @@ public final class UpstreamRequest implements Processor {
      */
     private OutgoingRequest merged(Shipment shipment) {
         MultiMap headers = HttpHeaders.headers().set("User-Agent", USER_AGENT);
+        forwarded(headers, shipment.first().request());
         credential(headers, shipment.first().request());
         headers.set("Idempotency-Key", mergeKey(shipment.entries()));
         headers.set("Content-Type", shipment.first().request().contentType());
         return compressed(headers, shipment.mergedBody());
+    }
+
+    private static Map<String, String> forwardedMap(SpoolRequest request) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        request.forwarded().forEach(header -> headers.put(header.name(), header.value()));
+        return headers;
     }
 
     static String mergeKey(List<SpoolEntry> entries) {

@@ -31,7 +31,8 @@ public final class HeaderFieldCheck implements Processor {
         }
     }
 
-    static boolean validFieldContent(String value) {
+    /** RFC 9110 field content: no control character but a tab. */
+    public static boolean validFieldContent(String value) {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if ((c < 0x20 && c != '\t') || c == 0x7f) {

@@ -1,7 +1,9 @@
 package dev.mcpd.ingest;
 
 import dev.mcpd.spool.EntryFates;
+import dev.mcpd.spool.ForwardedHeader;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.camel.Exchange;
@@ -10,7 +12,7 @@ import org.apache.camel.Exchange;
  * What the ingest route's steps hand each other on the exchange, in one place: the idempotency key (set by
  * {@link IdempotencyKey}), how long a sender waits for its entry's fate (set by {@link WaitRequest}), the sequence
  * number the spool gave the entry and, for a sender that waits, the future of its fate (set by {@link SpoolWriteStep},
- * read by the answers). What the front door learned of the request is {@code http}'s, behind its own accessors.
+ * read by the answers), the forwarded headers and stream order (set by {@link StreamHeaders}). What the front door learned of the request is {@code http}'s, behind its own accessors.
  */
 final class IngestExchange {
 
@@ -18,6 +20,8 @@ final class IngestExchange {
     private static final String WAIT = "mcpd.relayWait";
     private static final String SEQ = "mcpd.seq";
     private static final String FATE = "mcpd.fate";
+    private static final String FORWARDED = "mcpd.forwarded";
+    private static final String ORDERED = "mcpd.ordered";
 
     private IngestExchange() {
     }
@@ -37,6 +41,23 @@ final class IngestExchange {
     /** How long the sender waits for its entry's fate ({@code mcpd-relay-wait}), if it asked. */
     static Optional<Duration> wait(Exchange exchange) {
         return Optional.ofNullable(exchange.getProperty(WAIT, Duration.class));
+    }
+
+    static void setStream(Exchange exchange, List<ForwardedHeader> forwarded, boolean ordered) {
+        exchange.setProperty(FORWARDED, forwarded);
+        exchange.setProperty(ORDERED, ordered);
+    }
+
+    /** The sender's headers kept with the entry ({@link StreamHeaders}); none when that step did not run. */
+    @SuppressWarnings("unchecked")
+    static List<ForwardedHeader> forwarded(Exchange exchange) {
+        List<ForwardedHeader> forwarded = exchange.getProperty(FORWARDED, List.class);
+        return forwarded == null ? List.of() : forwarded;
+    }
+
+    /** Whether the entry belongs to an ordered stream ({@link StreamHeaders}). */
+    static boolean ordered(Exchange exchange) {
+        return Boolean.TRUE.equals(exchange.getProperty(ORDERED, Boolean.class));
     }
 
     static void setSeq(Exchange exchange, long seq) {

@@ -59,7 +59,9 @@ public final class SpoolWriteStep extends AsyncProcessorSupport {
                 IngestExchange.key(exchange),
                 passSenderCredential ? senderCredential(exchange, request) : Optional.empty(),
                 exchange.getClock().getCreated(),
-                exchange.getIn().getBody(byte[].class));
+                exchange.getIn().getBody(byte[].class),
+                IngestExchange.forwarded(exchange),
+                IngestExchange.ordered(exchange));
         // A sender that waits for its entry's fate registers before delivery can take it.
         LongConsumer awaited = IngestExchange.wait(exchange).isEmpty() ? null
                 : seq -> IngestExchange.setFate(exchange, fates.expect(seq));

@@ -31,6 +31,7 @@ import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.RelayTargetCheck;
 import dev.mcpd.ingest.SpoolAdmission;
 import dev.mcpd.ingest.SpoolWriteStep;
+import dev.mcpd.ingest.StreamHeaders;
 import dev.mcpd.ingest.WaitRequest;
 import dev.mcpd.observability.RelayMetrics;
 import dev.mcpd.observability.RelayReadiness;
@@ -134,6 +135,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("beforeSpool", new ExtensionPoint("mcpd-before-spool"));
         bind.accept("ingestAnswer", new IngestAnswer(spool.id()));
         bind.accept("relayWait", new WaitRequest());
+        bind.accept("streamHeaders", new StreamHeaders(config.streams()));
         bind.accept("awaitedAnswer", new AwaitedAnswer(fates));
         // delivery
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,

@@ -5,6 +5,8 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.zip.CRC32C;
 
@@ -23,7 +25,10 @@ import java.util.zip.CRC32C;
  *
  * <p>Entry payload (magic {@code MCPR}): u8 version (1), u64 seq, u64 received-at (epoch ms),
  * u32 credential reference (0 = none), method, target, content type, content encoding, idempotency key,
- * u32 body length, body. The body comes last so it is written from the caller's array without a copy.
+ * u32 body length, body. The body comes last so it is written from the caller's array without a copy. Version 2, for
+ * an entry that has forwarded headers or belongs to an ordered stream, adds after the idempotency key a u8 of flags
+ * (bit 0: ordered) and a u32 count of forwarded headers, each a name and a value; an entry with neither is written as
+ * version 1, so a spool without them stays readable by a relay that knows only version 1.
  *
  * <p>Credential payload (magic {@code MCPC}, only in mode-0600 {@code .cred} files): u8 version (1),
  * u32 reference, header name, header value.
@@ -34,6 +39,9 @@ final class RecordCodec {
     static final int CREDENTIAL_MAGIC = 0x4D435043; // "MCPC"
     static final int HEADER_BYTES = 12;
     static final byte VERSION = 1;
+    /** Entries with forwarded headers or in an ordered stream; every other record is {@link #VERSION}. */
+    static final byte ENTRY_VERSION_WITH_HEADERS = 2;
+    private static final byte ORDERED = 1;
     /** Larger lengths are corruption, not records: no body the relay accepts comes near it. */
     static final int MAX_PAYLOAD_BYTES = Integer.MAX_VALUE - 64;
 
@@ -49,9 +57,20 @@ final class RecordCodec {
 
     /** The framed size {@link #encodeEntry} will give this request, computed without encoding it. */
     static long entrySize(SpoolRequest request) {
-        return MIN_ENTRY_BYTES + utf8Length(request.method()) + utf8Length(request.target())
+        long size = MIN_ENTRY_BYTES + utf8Length(request.method()) + utf8Length(request.target())
                 + utf8Length(request.contentType()) + utf8Length(request.contentEncoding())
                 + utf8Length(request.idempotencyKey()) + (long) request.body().length;
+        if (version(request) == ENTRY_VERSION_WITH_HEADERS) {
+            size += 1 + 4;
+            for (ForwardedHeader header : request.forwarded()) {
+                size += 8 + utf8Length(header.name()) + utf8Length(header.value());
+            }
+        }
+        return size;
+    }
+
+    private static byte version(SpoolRequest request) {
+        return request.forwarded().isEmpty() && !request.ordered() ? VERSION : ENTRY_VERSION_WITH_HEADERS;
     }
 
     private static int utf8Length(String s) {
@@ -80,15 +99,29 @@ final class RecordCodec {
         byte[] contentType = utf8(request.contentType());
         byte[] contentEncoding = utf8(request.contentEncoding());
         byte[] key = utf8(request.idempotencyKey());
+        byte version = version(request);
+        byte[][] headers = new byte[request.forwarded().size() * 2][];
+        int headerBytes = 0;
+        for (int i = 0; i < request.forwarded().size(); i++) {
+            headers[2 * i] = utf8(request.forwarded().get(i).name());
+            headers[2 * i + 1] = utf8(request.forwarded().get(i).value());
+            headerBytes += 8 + headers[2 * i].length + headers[2 * i + 1].length;
+        }
         int metaSize = 1 + 8 + 8 + 4 + 4 * 5 + method.length + target.length + contentType.length
-                + contentEncoding.length + key.length + 4;
+                + contentEncoding.length + key.length + 4 + (version == VERSION ? 0 : 1 + 4 + headerBytes);
         ByteBuffer meta = ByteBuffer.allocate(metaSize);
-        meta.put(VERSION).putLong(seq).putLong(request.receivedAtMillis()).putInt(credentialRef);
+        meta.put(version).putLong(seq).putLong(request.receivedAtMillis()).putInt(credentialRef);
         putBytes(meta, method);
         putBytes(meta, target);
         putBytes(meta, contentType);
         putBytes(meta, contentEncoding);
         putBytes(meta, key);
+        if (version == ENTRY_VERSION_WITH_HEADERS) {
+            meta.put(request.ordered() ? ORDERED : 0).putInt(request.forwarded().size());
+            for (byte[] field : headers) {
+                putBytes(meta, field);
+            }
+        }
         meta.putInt(request.body().length);
         meta.flip();
         ByteBuffer body = ByteBuffer.wrap(request.body());
@@ -120,17 +153,18 @@ final class RecordCodec {
 
     /** A decoded entry payload; the credential is still a reference into the segment's credential file. */
     record DecodedEntry(long seq, int credentialRef, String method, String target, String contentType,
-                        String contentEncoding, String idempotencyKey, long receivedAtMillis, byte[] body) {
+                        String contentEncoding, String idempotencyKey, long receivedAtMillis, byte[] body,
+                        List<ForwardedHeader> forwarded, boolean ordered) {
 
         SpoolEntry toEntry(Optional<Credential> credential) {
             return new SpoolEntry(seq, new SpoolRequest(method, target, contentType, contentEncoding,
-                    idempotencyKey, credential, receivedAtMillis, body));
+                    idempotencyKey, credential, receivedAtMillis, body, forwarded, ordered));
         }
     }
 
     static DecodedEntry decodeEntry(ByteBuffer payload) throws CorruptRecordException {
         try {
-            checkVersion(payload.get());
+            byte version = checkEntryVersion(payload.get());
             long seq = payload.getLong();
             long receivedAt = payload.getLong();
             int credentialRef = payload.getInt();
@@ -139,12 +173,26 @@ final class RecordCodec {
             String contentType = getString(payload);
             String contentEncoding = getString(payload);
             String key = getString(payload);
+            boolean ordered = false;
+            List<ForwardedHeader> forwarded = List.of();
+            if (version == ENTRY_VERSION_WITH_HEADERS) {
+                ordered = (payload.get() & ORDERED) != 0;
+                int count = payload.getInt();
+                if (count < 0 || count > payload.remaining() / 8) {
+                    throw new CorruptRecordException("entry names " + count + " forwarded headers");
+                }
+                List<ForwardedHeader> headers = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    headers.add(new ForwardedHeader(getString(payload), getString(payload)));
+                }
+                forwarded = headers;
+            }
             byte[] body = getBytes(payload);
             if (payload.hasRemaining()) {
                 throw new CorruptRecordException("entry has " + payload.remaining() + " bytes past its body");
             }
             return new DecodedEntry(seq, credentialRef, method, target, contentType, contentEncoding, key,
-                    receivedAt, body);
+                    receivedAt, body, forwarded, ordered);
         } catch (BufferUnderflowException | IllegalArgumentException e) {
             throw new CorruptRecordException("entry fields run past the record");
         }
@@ -155,7 +203,7 @@ final class RecordCodec {
         if (payload.remaining() < 17) {
             throw new CorruptRecordException("entry too short");
         }
-        checkVersion(payload.get(payload.position()));
+        checkEntryVersion(payload.get(payload.position()));
         return new long[] {payload.getLong(payload.position() + 1), payload.getLong(payload.position() + 9)};
     }
 
@@ -192,6 +240,13 @@ final class RecordCodec {
         ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
         header.putInt(magic).putInt(payloadSize).putInt((int) crc.getValue()).flip();
         return header;
+    }
+
+    private static byte checkEntryVersion(byte version) throws CorruptRecordException {
+        if (version != VERSION && version != ENTRY_VERSION_WITH_HEADERS) {
+            throw new CorruptRecordException("unknown record version " + version);
+        }
+        return version;
     }
 
     private static void checkVersion(byte version) throws CorruptRecordException {

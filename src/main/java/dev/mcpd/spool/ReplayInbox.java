@@ -212,9 +212,7 @@ public final class ReplayInbox {
                 continue;
             }
             SpoolRequest request = entry.get().request();
-            SpoolRequest again = new SpoolRequest(request.method(), request.target(), request.contentType(),
-                    request.contentEncoding(), request.idempotencyKey(), request.credential(), nowMillis,
-                    request.body());
+            SpoolRequest again = request.receivedAgainAt(nowMillis);
             long seq;
             try {
                 seq = spool.append(again).get().seq();

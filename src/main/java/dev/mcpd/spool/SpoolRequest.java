@@ -1,5 +1,6 @@
 package dev.mcpd.spool;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -14,9 +15,12 @@ import java.util.Optional;
  * @param credential       the sender's credential, kept only when it must be passed on
  * @param receivedAtMillis when the relay received it, epoch milliseconds
  * @param body             the body bytes exactly as received
+ * @param forwarded        the sender's headers kept to be sent with it ({@code --forward-header}), in the order named
+ * @param ordered          whether it belongs to an ordered stream (decided when it was received)
  */
 public record SpoolRequest(String method, String target, String contentType, String contentEncoding,
-                           String idempotencyKey, Optional<Credential> credential, long receivedAtMillis, byte[] body) {
+                           String idempotencyKey, Optional<Credential> credential, long receivedAtMillis, byte[] body,
+                           List<ForwardedHeader> forwarded, boolean ordered) {
 
     public SpoolRequest {
         Objects.requireNonNull(method, "method");
@@ -26,11 +30,26 @@ public record SpoolRequest(String method, String target, String contentType, Str
         Objects.requireNonNull(idempotencyKey, "idempotencyKey");
         Objects.requireNonNull(credential, "credential");
         Objects.requireNonNull(body, "body");
+        forwarded = List.copyOf(forwarded);
+    }
+
+    /** A request with no forwarded header, in no ordered stream. */
+    public SpoolRequest(String method, String target, String contentType, String contentEncoding,
+                        String idempotencyKey, Optional<Credential> credential, long receivedAtMillis, byte[] body) {
+        this(method, target, contentType, contentEncoding, idempotencyKey, credential, receivedAtMillis, body,
+                List.of(), false);
+    }
+
+    /** The same request, received again at {@code receivedAtMillis} (a replayed dead letter). */
+    public SpoolRequest receivedAgainAt(long receivedAtMillis) {
+        return new SpoolRequest(method, target, contentType, contentEncoding, idempotencyKey, credential,
+                receivedAtMillis, body, forwarded, ordered);
     }
 
     @Override
     public String toString() {
         return "SpoolRequest[" + method + " " + target + ", " + body.length + " bytes, key " + idempotencyKey
-                + (credential.isPresent() ? ", with credential" : "") + "]";
+                + (credential.isPresent() ? ", with credential" : "") + (forwarded.isEmpty() ? ""
+                : ", forwarding " + forwarded.size() + " header(s)") + (ordered ? ", ordered" : "") + "]";
     }
 }

@@ -6,7 +6,8 @@ import java.util.Map;
 /**
  * The headers of a Kafka record that carries one request: what a collector needs to archive it as the request it
  * was. The record's value is the body bytes exactly, its key the idempotency key. Values are UTF-8 text; the
- * receive time is decimal epoch milliseconds. No credential is ever among them.
+ * receive time is decimal epoch milliseconds. The sender's headers the relay forwards ({@code --forward-header}) come
+ * after them under their own names. No credential is ever among them.
  */
 public final class KafkaRecordHeaders {
 

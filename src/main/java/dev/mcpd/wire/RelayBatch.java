@@ -14,13 +14,16 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.GZIPInputStream;
 
 /**
  * The framing in which a relay sends several spooled requests to an mcpd collector in one HTTP request, version 1
  * ({@code docs/relay-batch.md}): the magic {@code MRB1}, the number of entries, then per entry a JSON header (method,
- * target, content type, content encoding, idempotency key, receive time) and the body bytes exactly as received, each
+ * target, content type, content encoding, idempotency key, receive time, and the forwarded headers when it has any)
+ * and the body bytes exactly as received, each
  * preceded by its length (4 bytes, big-endian). The whole framing may travel gzip-compressed
  * ({@code Content-Encoding: gzip}); the relay compresses it when that saves at least a tenth.
  */
@@ -41,9 +44,22 @@ public final class RelayBatch {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** One spooled request inside a batch. */
+    /**
+     * One spooled request inside a batch; {@code headers} are the sender's headers the relay forwards with it
+     * ({@code --forward-header}), in order, none for most entries.
+     */
     public record Entry(String method, String target, String contentType, String contentEncoding,
-                        String idempotencyKey, long receivedAtMillis, byte[] body) {
+                        String idempotencyKey, long receivedAtMillis, byte[] body, Map<String, String> headers) {
+
+        public Entry {
+            headers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        }
+
+        /** An entry with no forwarded header. */
+        public Entry(String method, String target, String contentType, String contentEncoding,
+                     String idempotencyKey, long receivedAtMillis, byte[] body) {
+            this(method, target, contentType, contentEncoding, idempotencyKey, receivedAtMillis, body, Map.of());
+        }
     }
 
     /** The framing could not be read: the whole batch is a 400 with this one-line reason. */
@@ -78,6 +94,10 @@ public final class RelayBatch {
                         .put("contentEncoding", entry.contentEncoding())
                         .put("idempotencyKey", entry.idempotencyKey())
                         .put("receivedAtMillis", entry.receivedAtMillis());
+                if (!entry.headers().isEmpty()) {
+                    ObjectNode forwarded = header.putObject("headers");
+                    entry.headers().forEach(forwarded::put);
+                }
                 byte[] headerBytes = JSON.writeValueAsBytes(header);
                 out.writeInt(headerBytes.length);
                 out.write(headerBytes);
@@ -135,9 +155,16 @@ public final class RelayBatch {
                 if (entryBody.length != bodyLength) {
                     throw new EOFException();
                 }
+                Map<String, String> forwarded = new LinkedHashMap<>();
+                header.path("headers").fields().forEachRemaining(field -> {
+                    if (field.getValue().isTextual()) {
+                        forwarded.put(field.getKey(), field.getValue().asText());
+                    }
+                });
                 entries.add(new Entry(text(header, "method", i), text(header, "target", i),
                         text(header, "contentType", i), text(header, "contentEncoding", i),
-                        text(header, "idempotencyKey", i), header.path("receivedAtMillis").asLong(0), entryBody));
+                        text(header, "idempotencyKey", i), header.path("receivedAtMillis").asLong(0), entryBody,
+                        forwarded));
             }
             if (in.read() != -1) {
                 throw new Malformed("bytes after the last entry of the relay batch");

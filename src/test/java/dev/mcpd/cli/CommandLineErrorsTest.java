@@ -107,9 +107,22 @@ class CommandLineErrorsTest {
                         List.of("config", "--workers"),
                         List.of("config", "stray"),
                         List.of("relay", "--upstream", "http://a:1", "extra"),
-                        List.of("relay", "--upstream"))
+                        List.of("relay", "--upstream"),
+                        List.of("relay", "--upstream", "http://a:1", "--forward-header", "Authorization"),
+                        List.of("config", "--forward-header", "Host"),
+                        List.of("config", "--forward-header", "mcpd-relay-wait"),
+                        List.of("config", "--forward-header", ":authority"),
+                        List.of("config", "--forward-header", "X Tenant"),
+                        List.of("config", "--ordered-path", "api/v1/write"))
                 .map(args -> dynamicTest(String.join(" ", args), () -> run(Map.of(), args.toArray(String[]::new))
                         .assertUsageError()));
+    }
+
+    @Test
+    void aHeaderThatSteersTheRelayCannotBeForwarded() {
+        run(Map.of(), "config", "--forward-header", "Content-Length").assertUsageErrorLine("mcpd: invalid value for"
+                + " --forward-header: Content-Length steers the relay or the connection and cannot be forwarded (the"
+                + " relay sets it itself, or keeps it as a sender's credential)");
     }
 
     @Test

@@ -74,6 +74,9 @@ class ConfigCommandTest {
                 "relay           2 upstream(s) in order, http://a:1, http://b:1; upstream key presented to every"
                         + " upstream; spool at /s/relay, 2 MiB",
                 "delivery        3 workers; up to 256 in flight per upstream; batches and OTLP merges of up to 256 entries, 1 MiB",
+                "streams         in order: /api/v1/write, /api/v1/push, /api/v1/otlp/*, /otlp/*, /api/prom/push,"
+                        + " /v1/metrics, and any request with X-Prometheus-Remote-Write-Version; forwarded with each"
+                        + " entry: X-Scope-OrgID, X-Prometheus-Remote-Write-Version",
                 "health          GET /readyz every 5 s, 2 s timeout; out of service after 3 failed checks in a row, back after 2"
                         + " successful ones",
                 "dead letters    4xx answers (but 408, 429) kept in /s/relay/dead; nothing expires",

@@ -52,6 +52,8 @@ class ConfigShowsEveryOptionTest {
                 Map.entry(Options.UNHEALTHY_THRESHOLD, "8"),
                 Map.entry(Options.WORKERS, "9"),
                 Map.entry(Options.MAX_IN_FLIGHT, "64"),
+                Map.entry(Options.ORDERED_PATH, "/push"),
+                Map.entry(Options.FORWARD_HEADER, "X-Tenant"),
                 Map.entry(Options.BATCH_MAX_ENTRIES, "32"),
                 Map.entry(Options.BATCH_MAX_BYTES, "256KiB"),
                 Map.entry(Options.RETRYABLE_STATUS, "409"),

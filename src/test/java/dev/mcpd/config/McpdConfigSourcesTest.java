@@ -227,7 +227,7 @@ class McpdConfigSourcesTest {
                 + " use http://HOST:PORT, https://HOST:PORT or kafka://HOST:PORT/TOPIC", url.getMessage());
         McpdConfig valid = McpdConfig.from(Map.of(), Map.of());
         ConfigException probe = assertThrows(ConfigException.class, () -> new McpdConfig(valid.listener(),
-                valid.ingest(), valid.data(), valid.upkeep(), valid.source(), valid.relay(), valid.delivery(),
+                valid.ingest(), valid.data(), valid.upkeep(), valid.source(), valid.relay(), valid.delivery(), valid.streams(),
                 new HealthChecks("/readyz", List.of(UpstreamProbeAddress.parse("1=off")), Duration.ofSeconds(5),
                         Duration.ofSeconds(2), 2, 3), valid.deadLetters(), valid.tls(), valid.routes()));
         assertEquals("invalid value for --upstream-probe (MCPD_UPSTREAM_PROBES): upstream 1 does not exist: there are"

@@ -108,7 +108,8 @@ class KafkaUpstreamTest {
             assertEquals(202, post(relay, "/v1/ingest", json, "Content-Type", "application/json",
                     "Idempotency-Key", "order-17", "Authorization", "Bearer sender-secret-1").statusCode());
             assertEquals(200, post(relay, "/v1/logs?tenant=a", compressed, "Content-Type", "application/x-protobuf",
-                    "Content-Encoding", "gzip", "x-mcpd-key", "sender-secret-2").statusCode());
+                    "Content-Encoding", "gzip", "x-mcpd-key", "sender-secret-2", "X-Scope-OrgID", "tenant-a")
+                    .statusCode());
             awaitSpoolEmpty(relay);
             assertEquals(0, relay.application().deadLetters().count());
             assertEquals("kafka", relay.application().upstreams().views().get(0).traffic().protocol());
@@ -136,7 +137,8 @@ class KafkaUpstreamTest {
         assertEquals("/v1/logs?tenant=a", secondHeaders.get("mcpd-target"));
         assertEquals("application/x-protobuf", secondHeaders.get("content-type"));
         assertEquals("gzip", secondHeaders.get("content-encoding"));
-        assertEquals(6, secondHeaders.size());
+        assertEquals("tenant-a", secondHeaders.get("X-Scope-OrgID"), "a forwarded header, under its own name");
+        assertEquals(7, secondHeaders.size());
 
         for (ConsumerRecord<String, byte[]> record : records) {
             String everything = record.key() + new String(record.value(), StandardCharsets.ISO_8859_1)

@@ -344,7 +344,7 @@ class RelayBatchDeliveryTest {
         return TestUpstream.Answer.ok().withHeader("Content-Type", "application/json").withBody(answer + "]}");
     }
 
-    private static List<RelayBatch.Entry> decode(TestUpstream.Received r) {
+    static List<RelayBatch.Entry> decode(TestUpstream.Received r) {
         try {
             return RelayBatch.decode(r.body(), Optional.ofNullable(r.header("Content-Encoding")).orElse(""),
                     Long.MAX_VALUE);
@@ -357,7 +357,7 @@ class RelayBatchDeliveryTest {
         return decode(r).size();
     }
 
-    private static TestUpstream.Answer allArchived(int entries) {
+    static TestUpstream.Answer allArchived(int entries) {
         StringBuilder answer = new StringBuilder("{\"entries\":[");
         for (int i = 0; i < entries; i++) {
             answer.append(i == 0 ? "" : ",").append("{\"status\":200,\"accepted\":1,\"duplicate\":0,\"rejected\":0}");
