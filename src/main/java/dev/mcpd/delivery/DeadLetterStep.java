@@ -6,6 +6,7 @@ import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.SpoolEntry;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.List;
 import org.apache.camel.AsyncCallback;
@@ -51,6 +52,13 @@ public final class DeadLetterStep extends AsyncProcessorSupport {
         });
     }
 
+    /** The first line of the receiver's answer ({@code out of order sample}, say): what an operator reads first. */
+    static String firstLine(byte[] answerHead) {
+        String answer = new String(answerHead, StandardCharsets.UTF_8).strip();
+        int end = answer.indexOf('\n');
+        return (end < 0 ? answer : answer.substring(0, end)).strip();
+    }
+
     private void keep(ShipmentOutcome.DeadLettered refused) throws IOException {
         PermanentRefusal refusal = refused.why();
         SpoolEntry entry = refused.entry();
@@ -63,8 +71,8 @@ public final class DeadLetterStep extends AsyncProcessorSupport {
         }
         fates.deadLettered(entry.seq(), refusal.status() == 0 ? 400 : refusal.status(), refusal.answerContentType(),
                 refusal.answerHead());
-        LOG.warn("dead-lettered seq={} target=\"{}\" upstream={} reason=\"{}\" kept_in={}", entry.seq(),
+        LOG.warn("dead-lettered seq={} target=\"{}\" upstream={} reason=\"{}\" answer=\"{}\" kept_in={}", entry.seq(),
                 SenderText.quote(entry.request().target()), refusal.upstream(), refusal.reason(),
-                deadLetters.directory());
+                SenderText.quote(firstLine(refusal.answerHead())), deadLetters.directory());
     }
 }

@@ -10,10 +10,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.upstream.Backoff;
 import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.testing.CapturedLog;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -270,6 +272,22 @@ class DeliveryTest {
             assertArrayEquals(body, relay.application().deadLetters().entries().get(0).request().body());
             assertEquals("Bearer s",
                     relay.application().deadLetters().entries().get(0).request().credential().orElseThrow().value());
+        }
+    }
+
+    @Test
+    void theDeadLetterLineSaysTheReceiversReasonItsFirstLineEscaped() throws Exception {
+        try (CapturedLog log = new CapturedLog();
+             TestUpstream primary = TestUpstream.start().answer(r -> TestUpstream.Answer.status(400)
+                     .withBody("out of order sample\u001b[31m for series up\nsecond line"));
+             RunningRelay relay = relay(primary)) {
+            post(relay, "/v1/ingest", unique(), "Content-Type", "application/json");
+            await().atMost(PATIENCE).until(() -> relay.application().deadLetters().count() == 1);
+            await().atMost(PATIENCE).until(() -> !log.events("dev.mcpd.delivery.dead", Level.WARN)
+                    .isEmpty());
+            String line = log.events("dev.mcpd.delivery.dead", Level.WARN).get(0).getFormattedMessage();
+            assertTrue(line.contains(" answer=\"out of order sample\\x1b[31m for series up\" "), line);
+            assertEquals(1, line.lines().count(), line);
         }
     }
 
