@@ -45,11 +45,13 @@ public final class DeliveryOutcome {
     private final EntryFates fates;
     private final RejectedItems rejectedItems;
     private final EntryAttempts attempts;
+    private final OldestFirst oldestFirst;
     private final InstantSource clock;
 
     public DeliveryOutcome(UpstreamBoard board, AnswerPolicy policy, EntryFates fates, RejectedItems rejectedItems,
-                    EntryAttempts attempts, InstantSource clock) {
+                    EntryAttempts attempts, OldestFirst oldestFirst, InstantSource clock) {
         this.board = board;
+        this.oldestFirst = oldestFirst;
         this.policy = policy;
         this.fates = fates;
         this.rejectedItems = rejectedItems;
@@ -80,6 +82,8 @@ public final class DeliveryOutcome {
             }
         }
         if (attempt.kind() == Attempt.Kind.RETRYABLE) {
+            // Before its place is freed: no lane holding a newer entry may take the place and go first.
+            oldestFirst.givenBackAfterFailure(shipment);
             if (attempt.overloaded()) {
                 slot.dropped();
             } else {

@@ -27,9 +27,10 @@ public final class SpoolComponent extends DefaultComponent {
      * @param board        the upstreams: whether the first ready one takes batches
      * @param packer       how entries are packed into batches
      * @param attempts     each entry's failed attempts, forgotten when it leaves the spool
+     * @param streams      what waits for its ordered stream's turn
      */
     public record Lanes(DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes, UpstreamBoard board,
-                        ShipmentPacker packer, EntryAttempts attempts) {
+                        ShipmentPacker packer, EntryAttempts attempts, OrderedStreams streams) {
     }
 
     /**

@@ -58,6 +58,8 @@ final class SpoolConsumer extends DefaultConsumer {
     private final UpstreamBoard board;
     private final ShipmentPacker packer;
     private final EntryAttempts attempts;
+    /** What lanes took of ordered streams while a shipment of the same stream was out. */
+    private final OrderedStreams streams;
     /**
      * Entries whose batch or merge could not go as one, and how many entries the request that carries each may hold
      * next time (1: alone). Taken out when they are packed.
@@ -65,6 +67,8 @@ final class SpoolConsumer extends DefaultConsumer {
     private final Map<Long, Integer> atMost = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private ExecutorService lanes;
+    /** Starts a stream's next shipment once its last is settled (the answer came on an event loop: it must not wait). */
+    private ExecutorService streamTurns;
     private ScheduledExecutorService later;
 
     SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, SpoolComponent.Lanes lanes) {
@@ -77,6 +81,7 @@ final class SpoolConsumer extends DefaultConsumer {
         this.board = lanes.board();
         this.packer = lanes.packer();
         this.attempts = lanes.attempts();
+        this.streams = lanes.streams();
     }
 
     @Override
@@ -84,6 +89,7 @@ final class SpoolConsumer extends DefaultConsumer {
         super.doStart();
         var executors = getEndpoint().getCamelContext().getExecutorServiceManager();
         later = executors.newSingleThreadScheduledExecutor(this, "delivery-retry");
+        streamTurns = executors.newFixedThreadPool(this, "delivery-streams", workers);
         lanes = executors.newFixedThreadPool(this, "delivery", workers);
         for (int i = 0; i < workers; i++) {
             lanes.execute(this::work);
@@ -139,6 +145,10 @@ final class SpoolConsumer extends DefaultConsumer {
      * them, else — when the entry is an OTLP export request — in merged requests.
      */
     private List<Shipment> shipmentsFrom(SpoolEntry first) throws InterruptedException, IOException {
+        if (streams.ordered(first.request())) {
+            // Its stream's turn, or it waits for it (held by the streams, out of the spool).
+            return streamShipment(streams.took(first));
+        }
         Optional<Upstream> ready = board.firstReady();
         boolean batches = packer.batching() && ready.isPresent() && !ready.get().isKafka()
                 && board.offerOnceProbed(ready.get(), UpstreamProbe.FIRST_ANSWER_WAIT).batches();
@@ -172,6 +182,56 @@ final class SpoolConsumer extends DefaultConsumer {
         return shipments;
     }
 
+    /**
+     * The next shipment of a stream, of the entries it may carry (oldest first): batched or merged as any entries
+     * would be for the first ready upstream; those that cannot travel in it wait for the stream's next turn.
+     */
+    private List<Shipment> streamShipment(List<SpoolEntry> turn) {
+        if (turn.isEmpty()) {
+            return List.of();
+        }
+        Optional<Upstream> ready = board.firstReady();
+        LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
+        List<Shipment> packed;
+        if (turn.size() == 1 || ready.isEmpty() || ready.get().isKafka()) {
+            packed = List.of(Shipment.single(turn.get(0)));
+        } else if (packer.batching() && board.offer(ready.get()).batches()) {
+            packed = packer.pack(turn, limits);
+        } else {
+            packed = packer.merge(turn, limits);
+        }
+        Shipment first = packed.get(0);
+        first.entries().forEach(entry -> atMost.remove(entry.seq()));
+        List<SpoolEntry> later = turn.subList(first.size(), turn.size());
+        if (!later.isEmpty()) {
+            streams.notSent(later);
+        }
+        return List.of(first);
+    }
+
+    /** A stream's turn came on a thread that must not wait: its shipment starts on one that may. */
+    private void startTurn(List<SpoolEntry> turn) {
+        if (turn.isEmpty()) {
+            return;
+        }
+        ExecutorService turns = streamTurns;
+        try {
+            if (turns == null || turns.isShutdown()) {
+                throw new java.util.concurrent.RejectedExecutionException("stopping");
+            }
+            turns.execute(() -> streamShipment(turn).forEach(this::start));
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            giveBackToSpool(turn); // the relay is stopping: the next start sends them, in order
+        }
+    }
+
+    private void giveBackToSpool(List<SpoolEntry> entries) {
+        for (SpoolEntry entry : entries) {
+            budget.give(entry.request().body().length);
+            spool.release(entry.seq());
+        }
+    }
+
     private void start(Shipment shipment) {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
@@ -201,12 +261,16 @@ final class SpoolConsumer extends DefaultConsumer {
 
         @Override
         public void onComplete(Exchange exchange) {
-            budget.give(shipment.bytes());
             Optional<ShipmentOutcome> outcome = DeliveryExchange.outcome(exchange);
             if (outcome.isEmpty()) {
                 afterFault("it ended without an outcome"); // every step that ends an exchange gives it one
                 return;
             }
+            if (streams.ordered(shipment)) {
+                settleStream(outcome.get());
+                return;
+            }
+            budget.give(shipment.bytes());
             List<ShipmentOutcome.Fate> fates = outcome.get().fates();
             long[] finished = new long[fates.size()];
             int count = 0;
@@ -235,8 +299,63 @@ final class SpoolConsumer extends DefaultConsumer {
 
         @Override
         public void onFailure(Exchange exchange) {
-            budget.give(shipment.bytes());
             afterFault(String.valueOf(exchange.getException()));
+        }
+
+        /**
+         * An ordered stream's shipment is settled: what left the spool (delivered, or kept in dead/) is made durable
+         * first — a restart or power cut must never send it again after a newer entry of its stream was delivered —
+         * and then the stream's next shipment starts: what was given back first, else what waits behind it. Entries
+         * given back stay with the stream, holding their share of the budget.
+         */
+        private void settleStream(ShipmentOutcome outcome) {
+            List<SpoolEntry> givenBack = new ArrayList<>();
+            long[] finished = new long[outcome.fates().size()];
+            int count = 0;
+            for (ShipmentOutcome.Fate fate : outcome.fates()) {
+                SpoolEntry entry = fate.entry();
+                if (fate instanceof ShipmentOutcome.GivenBack back) {
+                    if (back.sendAtMost() != ShipmentOutcome.AS_PACKED) {
+                        atMost.put(entry.seq(), back.sendAtMost());
+                    }
+                    givenBack.add(entry);
+                    continue;
+                }
+                budget.give(entry.request().body().length);
+                attempts.finished(entry.seq());
+                finished[count++] = entry.seq();
+            }
+            String stream = OrderedStreams.streamOf(shipment.first().request());
+            if (count == 0) {
+                startTurn(streams.settled(stream, givenBack));
+                return;
+            }
+            try {
+                spool.done(finished, count);
+            } catch (IOException | RuntimeException e) {
+                LOG.error("seq={}{} delivered, not all removed from the spool: {}", finished[0],
+                        count > 1 ? " and " + (count - 1) + " more" : "", e.toString());
+            }
+            whenDurable(stream, givenBack);
+        }
+
+        /** Once the spool's record of what left is on disk, the stream's next turn; until then it waits. */
+        private void whenDurable(String stream, List<SpoolEntry> givenBack) {
+            spool.doneDurably().whenComplete((durable, failure) -> {
+                if (failure == null) {
+                    startTurn(streams.settled(stream, givenBack));
+                    return;
+                }
+                LOG.error("the record of deliveries of an ordered stream could not be forced ({}): its next entries"
+                        + " wait, and it is tried again in {} s", failure.getMessage(), AFTER_FAULT.toSeconds());
+                ScheduledExecutorService scheduler = later;
+                if (scheduler != null && !scheduler.isShutdown()) {
+                    scheduler.schedule(() -> whenDurable(stream, givenBack), AFTER_FAULT.toMillis(),
+                            TimeUnit.MILLISECONDS);
+                } else {
+                    giveBackToSpool(streams.settled(stream, givenBack));
+                }
+            });
         }
 
         /** Something failed that is not the upstream's answer: the entries go out again after a pause. */
@@ -252,6 +371,12 @@ final class SpoolConsumer extends DefaultConsumer {
         }
 
         private void releaseAll() {
+            if (streams.ordered(shipment)) {
+                // First in line for their stream again, before anything newer of it.
+                startTurn(streams.settled(OrderedStreams.streamOf(shipment.first().request()), shipment.entries()));
+                return;
+            }
+            budget.give(shipment.bytes());
             shipment.entries().forEach(entry -> spool.release(entry.seq()));
         }
     }
@@ -288,6 +413,11 @@ final class SpoolConsumer extends DefaultConsumer {
         if (inFlight.get() > 0) {
             LOG.warn("stopping with {} deliveries unanswered: they stay in the spool and are sent again", inFlight.get());
         }
+        if (streamTurns != null) {
+            executors.shutdown(streamTurns);
+            streamTurns = null;
+        }
+        giveBackToSpool(streams.drain()); // what waited for its stream's turn: the next start sends it, in order
         if (later != null) {
             executors.shutdown(later);
             later = null;

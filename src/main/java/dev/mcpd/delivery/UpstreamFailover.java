@@ -45,11 +45,16 @@ public final class UpstreamFailover extends LoadBalancerSupport {
     private final DeliveryOutcome outcomes;
     private final Map<Long, Set<Integer>> triedBySeq = new ConcurrentHashMap<>();
     private final SpoolExpiry expiry;
+    private final OldestFirst oldestFirst;
+    private final OrderedStreams streams;
 
-    public UpstreamFailover(UpstreamBoard board, DeliveryOutcome outcomes, SpoolExpiry expiry) {
+    public UpstreamFailover(UpstreamBoard board, DeliveryOutcome outcomes, SpoolExpiry expiry,
+                            OldestFirst oldestFirst, OrderedStreams streams) {
         this.board = board;
         this.outcomes = outcomes;
         this.expiry = expiry;
+        this.oldestFirst = oldestFirst;
+        this.streams = streams;
     }
 
     @Override
@@ -75,6 +80,11 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                     return finish(exchange, ShipmentOutcome.givenBack(shipment, 1), callback);
                 }
                 Optional<UpstreamWindow.Slot> place = board.window(upstream).acquire();
+                if (place.isPresent() && oldestFirst.mustWait(shipment)) {
+                    // An older entry failed and waits to be tried again: it goes first, this one behind it.
+                    place.get().unused();
+                    return finish(exchange, ShipmentOutcome.givenBack(shipment), callback);
+                }
                 if (place.isPresent()) {
                     slot = place.get();
                     break;
@@ -89,7 +99,9 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                 // or merge go back to the spool, where the expiry sweep (or a lane, once an upstream is ready) takes
                 // them.
                 triedBySeq.remove(seq);
-                return finish(exchange, shipment.size() > 1 ? ShipmentOutcome.givenBack(shipment)
+                // (an ordered stream's go alone: its entries are held by the stream, where no expiry sweep sees them)
+                return finish(exchange, shipment.size() > 1 ? ShipmentOutcome.givenBack(shipment,
+                        streams.ordered(shipment) ? 1 : ShipmentOutcome.AS_PACKED)
                         : ShipmentOutcome.deadLettered(shipment.first(), expiry.refusal(shipment.first())), callback);
             }
             return finish(exchange, ShipmentOutcome.givenBack(shipment), callback);
@@ -108,6 +120,7 @@ public final class UpstreamFailover extends LoadBalancerSupport {
                     PermanentRefusal.unsendable(upstream.label(), e.getMessage())), callback);
         }
         DeliveryExchange.setDestination(exchange, upstream, at);
+        oldestFirst.sending(shipment);
         board.sending(upstream);
         long started = System.nanoTime();
         Upstream chosen = upstream;

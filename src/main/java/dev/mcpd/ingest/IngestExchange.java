@@ -12,7 +12,7 @@ import org.apache.camel.Exchange;
  * What the ingest route's steps hand each other on the exchange, in one place: the idempotency key (set by
  * {@link IdempotencyKey}), how long a sender waits for its entry's fate (set by {@link WaitRequest}), the sequence
  * number the spool gave the entry and, for a sender that waits, the future of its fate (set by {@link SpoolWriteStep},
- * read by the answers), the forwarded headers and stream order (set by {@link StreamHeaders}). What the front door learned of the request is {@code http}'s, behind its own accessors.
+ * read by the answers), the forwarded headers and whether it is a remote write (set by {@link StreamHeaders}). What the front door learned of the request is {@code http}'s, behind its own accessors.
  */
 final class IngestExchange {
 
@@ -21,7 +21,7 @@ final class IngestExchange {
     private static final String SEQ = "mcpd.seq";
     private static final String FATE = "mcpd.fate";
     private static final String FORWARDED = "mcpd.forwarded";
-    private static final String ORDERED = "mcpd.ordered";
+    private static final String REMOTE_WRITE = "mcpd.remoteWrite";
 
     private IngestExchange() {
     }
@@ -43,9 +43,9 @@ final class IngestExchange {
         return Optional.ofNullable(exchange.getProperty(WAIT, Duration.class));
     }
 
-    static void setStream(Exchange exchange, List<ForwardedHeader> forwarded, boolean ordered) {
+    static void setStream(Exchange exchange, List<ForwardedHeader> forwarded, boolean remoteWrite) {
         exchange.setProperty(FORWARDED, forwarded);
-        exchange.setProperty(ORDERED, ordered);
+        exchange.setProperty(REMOTE_WRITE, remoteWrite);
     }
 
     /** The sender's headers kept with the entry ({@link StreamHeaders}); none when that step did not run. */
@@ -55,9 +55,9 @@ final class IngestExchange {
         return forwarded == null ? List.of() : forwarded;
     }
 
-    /** Whether the entry belongs to an ordered stream ({@link StreamHeaders}). */
-    static boolean ordered(Exchange exchange) {
-        return Boolean.TRUE.equals(exchange.getProperty(ORDERED, Boolean.class));
+    /** Whether it came with {@code X-Prometheus-Remote-Write-Version} ({@link StreamHeaders}). */
+    static boolean remoteWrite(Exchange exchange) {
+        return Boolean.TRUE.equals(exchange.getProperty(REMOTE_WRITE, Boolean.class));
     }
 
     static void setSeq(Exchange exchange, long seq) {

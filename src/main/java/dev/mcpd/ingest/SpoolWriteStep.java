@@ -61,7 +61,7 @@ public final class SpoolWriteStep extends AsyncProcessorSupport {
                 exchange.getClock().getCreated(),
                 exchange.getIn().getBody(byte[].class),
                 IngestExchange.forwarded(exchange),
-                IngestExchange.ordered(exchange));
+                IngestExchange.remoteWrite(exchange));
         // A sender that waits for its entry's fate registers before delivery can take it.
         LongConsumer awaited = IngestExchange.wait(exchange).isEmpty() ? null
                 : seq -> IngestExchange.setFate(exchange, fates.expect(seq));

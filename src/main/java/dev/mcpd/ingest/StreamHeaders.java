@@ -3,7 +3,6 @@ package dev.mcpd.ingest;
 import dev.mcpd.config.Streams;
 import dev.mcpd.http.HeaderFieldCheck;
 import dev.mcpd.http.IngestRefusal;
-import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.ForwardedHeader;
 import io.vertx.core.http.HttpServerRequest;
@@ -15,8 +14,9 @@ import org.apache.camel.Processor;
 
 /**
  * What a request's stream is made of, read before its body: the sender's values of the headers named by
- * {@code --forward-header}, kept with the entry and sent with it upstream, and whether it belongs to an ordered stream
- * ({@code --ordered-path}, or {@code X-Prometheus-Remote-Write-Version}). A kept value must be valid field content and
+ * {@code --forward-header}, kept with the entry and sent with it upstream, and whether it came with
+ * {@code X-Prometheus-Remote-Write-Version} (then it is ordered whatever its path; which paths are ordered is decided
+ * when it is delivered, by the {@code --ordered-path} of that run). A kept value must be valid field content and
  * small (1 KiB each, 4 KiB together): one that is not is refused with 400 before anything is kept — acknowledged, it
  * could not be sent upstream as received, or would grow every entry without bound. A header sent several times is
  * kept as one value, its values joined with {@code ", "} as HTTP allows.
@@ -56,9 +56,7 @@ public final class StreamHeaders implements Processor {
             }
             kept.add(new ForwardedHeader(name, value));
         }
-        boolean ordered = streams.ordered(IngestTargetCheck.of(exchange).path(),
-                request.headers().contains(Streams.REMOTE_WRITE_VERSION));
-        IngestExchange.setStream(exchange, kept, ordered);
+        IngestExchange.setStream(exchange, kept, request.headers().contains(Streams.REMOTE_WRITE_VERSION));
     }
 
     private static IngestRefusal refused(String reason) {

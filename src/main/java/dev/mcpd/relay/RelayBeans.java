@@ -9,6 +9,8 @@ import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.DeliveryWorkers;
 import dev.mcpd.delivery.EntryAttempts;
 import dev.mcpd.delivery.KafkaUpstreams;
+import dev.mcpd.delivery.OldestFirst;
+import dev.mcpd.delivery.OrderedStreams;
 import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.ShipmentPacker;
@@ -138,14 +140,17 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("streamHeaders", new StreamHeaders(config.streams()));
         bind.accept("awaitedAnswer", new AwaitedAnswer(fates));
         // delivery
+        OldestFirst oldestFirst = new OldestFirst(spool::holds);
+        OrderedStreams streams = new OrderedStreams(config.streams(), config.delivery().batchMaxEntries(),
+                config.delivery().batchMaxBytes());
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
                 DeliveryBudget.forHeap(config.listener().maxBodyBytes()), config.listener().maxBodyBytes(), board,
                 new ShipmentPacker(config.delivery().batchMaxEntries(), config.delivery().batchMaxBytes(),
                         config.relay().upstreamKey().isPresent()),
-                attempts), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));
+                attempts, streams), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));
         bind.accept("upstreamRequest", new UpstreamRequest(config.relay().upstreamKey()));
         bind.accept("upstreamFailover", new UpstreamFailover(board, new DeliveryOutcome(board, answerPolicy(), fates,
-                rejectedItems, attempts, tuning.clock()), expiry));
+                rejectedItems, attempts, oldestFirst, tuning.clock()), expiry, oldestFirst, streams));
         bind.accept("upstreamHttp", upstreamHttp);
         bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.health().timeout()));
         bind.accept("afterDelivery", new AfterDelivery());

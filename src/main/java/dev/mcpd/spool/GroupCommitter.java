@@ -8,8 +8,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.Queue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,6 +38,8 @@ final class GroupCommitter {
     }
 
     private static final PendingAppend STOP = new PendingAppend(null, null, 0, null);
+    /** Wakes the committer to force the acknowledgements now ({@link #forceAcks}). */
+    private static final PendingAppend FORCE_ACKS = new PendingAppend(null, null, -1, null);
 
     private final Path dir;
     private final long segmentTargetBytes;
@@ -45,6 +50,8 @@ final class GroupCommitter {
     private final Thread thread;
     private final AtomicLong commits = new AtomicLong();
     private final AtomicLong accepted = new AtomicLong();
+    /** Callers waiting for the acknowledgements written so far to be forced. */
+    private final Queue<CompletableFuture<Void>> ackWaiters = new ConcurrentLinkedQueue<>();
     private SegmentWriter writer;
     private long nextSeq;
     /** The highest sequence number handed out (committed), this run or an earlier one. */
@@ -97,6 +104,18 @@ final class GroupCommitter {
         return newestSeq;
     }
 
+    /**
+     * Completes once every acknowledgement written before this call is forced: the committer forces them at once
+     * (callers asking together share one force), rather than at its next {@link Spool#ACK_FLUSH_INTERVAL}.
+     * Completes exceptionally when they could not be forced, or the spool stopped first.
+     */
+    CompletableFuture<Void> forceAcks() {
+        CompletableFuture<Void> forced = new CompletableFuture<>();
+        ackWaiters.add(forced);
+        queue.add(FORCE_ACKS);
+        return forced;
+    }
+
     long commits() {
         return commits.get();
     }
@@ -141,13 +160,40 @@ final class GroupCommitter {
                 stopping = true;
                 continue;
             }
-            if (batch.remove(STOP)) {
+            if (batch.removeIf(pending -> pending == STOP)) { // by identity: the markers are equal records
                 stopping = true;
             }
+            boolean forceAsked = batch.removeIf(pending -> pending == FORCE_ACKS);
             if (!batch.isEmpty()) {
                 commit(batch);
             }
             batch.clear();
+            if (forceAsked) {
+                forceAcksForWaiters();
+                lastAckFlush = System.nanoTime();
+            }
+        }
+        failAckWaiters();
+    }
+
+    private void forceAcksForWaiters() {
+        List<CompletableFuture<Void>> waiting = new ArrayList<>();
+        for (CompletableFuture<Void> waiter; (waiter = ackWaiters.poll()) != null; ) {
+            waiting.add(waiter);
+        }
+        Optional<IOException> failed = ledger.flushAcks();
+        for (CompletableFuture<Void> waiter : waiting) {
+            if (failed.isEmpty()) {
+                waiter.complete(null);
+            } else {
+                waiter.completeExceptionally(failed.get());
+            }
+        }
+    }
+
+    private void failAckWaiters() {
+        for (CompletableFuture<Void> waiter; (waiter = ackWaiters.poll()) != null; ) {
+            waiter.completeExceptionally(new IOException("the spool stopped before the acknowledgements were forced"));
         }
     }
 

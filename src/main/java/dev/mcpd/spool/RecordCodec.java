@@ -26,8 +26,8 @@ import java.util.zip.CRC32C;
  * <p>Entry payload (magic {@code MCPR}): u8 version (1), u64 seq, u64 received-at (epoch ms),
  * u32 credential reference (0 = none), method, target, content type, content encoding, idempotency key,
  * u32 body length, body. The body comes last so it is written from the caller's array without a copy. Version 2, for
- * an entry that has forwarded headers or belongs to an ordered stream, adds after the idempotency key a u8 of flags
- * (bit 0: ordered) and a u32 count of forwarded headers, each a name and a value; an entry with neither is written as
+ * an entry that has forwarded headers or came as a Prometheus remote write, adds after the idempotency key a u8 of flags
+ * (bit 0: it came with {@code X-Prometheus-Remote-Write-Version}) and a u32 count of forwarded headers, each a name and a value; an entry with neither is written as
  * version 1, so a spool without them stays readable by a relay that knows only version 1.
  *
  * <p>Credential payload (magic {@code MCPC}, only in mode-0600 {@code .cred} files): u8 version (1),
@@ -39,9 +39,9 @@ final class RecordCodec {
     static final int CREDENTIAL_MAGIC = 0x4D435043; // "MCPC"
     static final int HEADER_BYTES = 12;
     static final byte VERSION = 1;
-    /** Entries with forwarded headers or in an ordered stream; every other record is {@link #VERSION}. */
+    /** Entries with forwarded headers or a remote write; every other record is {@link #VERSION}. */
     static final byte ENTRY_VERSION_WITH_HEADERS = 2;
-    private static final byte ORDERED = 1;
+    private static final byte REMOTE_WRITE = 1;
     /** Larger lengths are corruption, not records: no body the relay accepts comes near it. */
     static final int MAX_PAYLOAD_BYTES = Integer.MAX_VALUE - 64;
 
@@ -70,7 +70,7 @@ final class RecordCodec {
     }
 
     private static byte version(SpoolRequest request) {
-        return request.forwarded().isEmpty() && !request.ordered() ? VERSION : ENTRY_VERSION_WITH_HEADERS;
+        return request.forwarded().isEmpty() && !request.remoteWrite() ? VERSION : ENTRY_VERSION_WITH_HEADERS;
     }
 
     private static int utf8Length(String s) {
@@ -117,7 +117,7 @@ final class RecordCodec {
         putBytes(meta, contentEncoding);
         putBytes(meta, key);
         if (version == ENTRY_VERSION_WITH_HEADERS) {
-            meta.put(request.ordered() ? ORDERED : 0).putInt(request.forwarded().size());
+            meta.put(request.remoteWrite() ? REMOTE_WRITE : 0).putInt(request.forwarded().size());
             for (byte[] field : headers) {
                 putBytes(meta, field);
             }
@@ -154,11 +154,11 @@ final class RecordCodec {
     /** A decoded entry payload; the credential is still a reference into the segment's credential file. */
     record DecodedEntry(long seq, int credentialRef, String method, String target, String contentType,
                         String contentEncoding, String idempotencyKey, long receivedAtMillis, byte[] body,
-                        List<ForwardedHeader> forwarded, boolean ordered) {
+                        List<ForwardedHeader> forwarded, boolean remoteWrite) {
 
         SpoolEntry toEntry(Optional<Credential> credential) {
             return new SpoolEntry(seq, new SpoolRequest(method, target, contentType, contentEncoding,
-                    idempotencyKey, credential, receivedAtMillis, body, forwarded, ordered));
+                    idempotencyKey, credential, receivedAtMillis, body, forwarded, remoteWrite));
         }
     }
 
@@ -173,10 +173,10 @@ final class RecordCodec {
             String contentType = getString(payload);
             String contentEncoding = getString(payload);
             String key = getString(payload);
-            boolean ordered = false;
+            boolean remoteWrite = false;
             List<ForwardedHeader> forwarded = List.of();
             if (version == ENTRY_VERSION_WITH_HEADERS) {
-                ordered = (payload.get() & ORDERED) != 0;
+                remoteWrite = (payload.get() & REMOTE_WRITE) != 0;
                 int count = payload.getInt();
                 if (count < 0 || count > payload.remaining() / 8) {
                     throw new CorruptRecordException("entry names " + count + " forwarded headers");
@@ -192,7 +192,7 @@ final class RecordCodec {
                 throw new CorruptRecordException("entry has " + payload.remaining() + " bytes past its body");
             }
             return new DecodedEntry(seq, credentialRef, method, target, contentType, contentEncoding, key,
-                    receivedAt, body, forwarded, ordered);
+                    receivedAt, body, forwarded, remoteWrite);
         } catch (BufferUnderflowException | IllegalArgumentException e) {
             throw new CorruptRecordException("entry fields run past the record");
         }

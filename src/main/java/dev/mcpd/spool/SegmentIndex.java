@@ -144,6 +144,15 @@ final class SegmentIndex implements Closeable {
         count++;
     }
 
+    /** Whether the entry {@code seq} is in this segment and not done (an unloaded segment: within its summary). */
+    boolean holds(long seq) {
+        if (!loaded()) {
+            return summary != null && seq >= summary.firstSeq() && seq <= summary.lastSeq();
+        }
+        int index = indexOf(seq);
+        return index >= 0 && !done.get(index);
+    }
+
     int indexOf(long seq) {
         int at = Arrays.binarySearch(seqs, 0, count, seq);
         return at >= 0 ? at : -1;

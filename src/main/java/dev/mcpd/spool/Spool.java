@@ -252,6 +252,20 @@ public final class Spool implements Closeable {
         ledger.flushAcks();
     }
 
+    /**
+     * Completes once the acknowledgements of every entry done before this call are on disk: what an ordered stream
+     * waits for before its next entry leaves, so that no restart or power cut sends an older entry again after a newer
+     * one was delivered. Callers asking at once share one force. Completes exceptionally when they could not be forced.
+     */
+    public CompletableFuture<Void> doneDurably() {
+        return committer.forceAcks();
+    }
+
+    /** Whether the entry {@code seq} is still in the spool (waiting, out for delivery, or given back). */
+    public boolean holds(long seq) {
+        return ledger.holds(seq);
+    }
+
     /** The entry was not finished with (the relay is stopping): it goes out again, before newer ones. */
     public void release(long seq) {
         ledger.release(seq);

@@ -581,16 +581,32 @@ final class SpoolLedger {
         return corrupted.get();
     }
 
-    /** Acknowledgements written since the last flush are forced (losing them in a power cut only sends again). */
-    void flushAcks() {
+    /**
+     * Acknowledgements written since the last flush are forced (losing them in a power cut only sends again); returns
+     * why they could not be, if they could not.
+     */
+    Optional<IOException> flushAcks() {
         lock.lock();
         try {
             for (SegmentIndex segment : segments.values()) {
                 segment.forceAcks();
             }
+            return Optional.empty();
         } catch (IOException e) {
             LOG.warn("could not force delivery acknowledgements (entries may be sent again after a crash): {}",
                     e.toString());
+            return Optional.of(e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether the entry {@code seq} is still in the spool: waiting, out for delivery, or given back. */
+    boolean holds(long seq) {
+        lock.lock();
+        try {
+            Map.Entry<Long, SegmentIndex> segment = segments.floorEntry(seq);
+            return segment != null && segment.getValue().holds(seq);
         } finally {
             lock.unlock();
         }

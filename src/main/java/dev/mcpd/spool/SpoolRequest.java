@@ -16,11 +16,12 @@ import java.util.Optional;
  * @param receivedAtMillis when the relay received it, epoch milliseconds
  * @param body             the body bytes exactly as received
  * @param forwarded        the sender's headers kept to be sent with it ({@code --forward-header}), in the order named
- * @param ordered          whether it belongs to an ordered stream (decided when it was received)
+ * @param remoteWrite      it came with {@code X-Prometheus-Remote-Write-Version}: it belongs to an ordered stream
+ *                         whatever its path (unless ordering is off)
  */
 public record SpoolRequest(String method, String target, String contentType, String contentEncoding,
                            String idempotencyKey, Optional<Credential> credential, long receivedAtMillis, byte[] body,
-                           List<ForwardedHeader> forwarded, boolean ordered) {
+                           List<ForwardedHeader> forwarded, boolean remoteWrite) {
 
     public SpoolRequest {
         Objects.requireNonNull(method, "method");
@@ -33,7 +34,7 @@ public record SpoolRequest(String method, String target, String contentType, Str
         forwarded = List.copyOf(forwarded);
     }
 
-    /** A request with no forwarded header, in no ordered stream. */
+    /** A request with no forwarded header, not a Prometheus remote write. */
     public SpoolRequest(String method, String target, String contentType, String contentEncoding,
                         String idempotencyKey, Optional<Credential> credential, long receivedAtMillis, byte[] body) {
         this(method, target, contentType, contentEncoding, idempotencyKey, credential, receivedAtMillis, body,
@@ -43,13 +44,13 @@ public record SpoolRequest(String method, String target, String contentType, Str
     /** The same request, received again at {@code receivedAtMillis} (a replayed dead letter). */
     public SpoolRequest receivedAgainAt(long receivedAtMillis) {
         return new SpoolRequest(method, target, contentType, contentEncoding, idempotencyKey, credential,
-                receivedAtMillis, body, forwarded, ordered);
+                receivedAtMillis, body, forwarded, remoteWrite);
     }
 
     @Override
     public String toString() {
         return "SpoolRequest[" + method + " " + target + ", " + body.length + " bytes, key " + idempotencyKey
                 + (credential.isPresent() ? ", with credential" : "") + (forwarded.isEmpty() ? ""
-                : ", forwarding " + forwarded.size() + " header(s)") + (ordered ? ", ordered" : "") + "]";
+                : ", forwarding " + forwarded.size() + " header(s)") + (remoteWrite ? ", remote write" : "") + "]";
     }
 }

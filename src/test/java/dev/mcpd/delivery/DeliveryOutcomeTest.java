@@ -42,7 +42,7 @@ class DeliveryOutcomeTest {
     private final EntryAttempts attempts = new EntryAttempts(InstantSource.fixed(NOW));
     private final RejectedItems rejected = new RejectedItems(1);
     private final DeliveryOutcome outcomes = new DeliveryOutcome(board, AnswerPolicy.standard(false), fates, rejected,
-            attempts, InstantSource.fixed(NOW));
+            attempts, new OldestFirst(seq -> true), InstantSource.fixed(NOW));
 
     private static SpoolEntry entry(long seq) {
         return new SpoolEntry(seq, new SpoolRequest("POST", "/v1/ingest", "application/json", "", "k" + seq,

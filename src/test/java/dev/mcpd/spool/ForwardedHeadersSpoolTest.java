@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An entry's forwarded headers and its place in an ordered stream are kept with it: through a restart, into dead/
+ * An entry's forwarded headers, and whether it came as a Prometheus remote write, are kept with it: through a restart, into dead/
  * and back by a replay. An entry without them is written as before (record version 1), so a spool that holds none
  * stays readable by a relay that knows only that version.
  */
@@ -28,16 +28,16 @@ class ForwardedHeadersSpoolTest {
     private static final List<ForwardedHeader> TENANT = List.of(new ForwardedHeader("X-Scope-OrgID", "tenant-a"),
             new ForwardedHeader("X-Prometheus-Remote-Write-Version", "0.1.0"));
 
-    private static SpoolRequest request(String key, List<ForwardedHeader> forwarded, boolean ordered) {
+    private static SpoolRequest request(String key, List<ForwardedHeader> forwarded, boolean remoteWrite) {
         return new SpoolRequest("POST", "/api/v1/write", "application/x-protobuf", "snappy", key,
                 Optional.of(new Credential("Authorization", "Bearer k")), 1_700_000_000_000L,
-                ("body of " + key).getBytes(StandardCharsets.UTF_8), forwarded, ordered);
+                ("body of " + key).getBytes(StandardCharsets.UTF_8), forwarded, remoteWrite);
     }
 
     private static void assertSameRequest(SpoolRequest expected, SpoolRequest actual) {
         assertEquals(expected.idempotencyKey(), actual.idempotencyKey());
         assertEquals(expected.forwarded(), actual.forwarded());
-        assertEquals(expected.ordered(), actual.ordered());
+        assertEquals(expected.remoteWrite(), actual.remoteWrite());
         assertEquals(expected.target(), actual.target());
         assertEquals(expected.credential(), actual.credential());
         assertEquals(new String(expected.body(), StandardCharsets.UTF_8), new String(actual.body(),
@@ -45,7 +45,7 @@ class ForwardedHeadersSpoolTest {
     }
 
     @Test
-    void forwardedHeadersAndOrderSurviveARestartADeadLetterAndAReplay() throws Exception {
+    void forwardedHeadersAndTheRemoteWriteMarkSurviveARestartADeadLetterAndAReplay() throws Exception {
         SpoolRequest tenant = request("with-headers", TENANT, true);
         SpoolRequest plain = request("plain", List.of(), false);
         try (Spool spool = Spool.open(dir.resolve("relay"))) {
@@ -75,11 +75,11 @@ class ForwardedHeadersSpoolTest {
             assertEquals(RecordCodec.entrySize(request), encoded.size(), request.toString());
             ByteBuffer meta = encoded.buffers()[1];
             byte version = meta.get(meta.position());
-            boolean plain = request.forwarded().isEmpty() && !request.ordered();
+            boolean plain = request.forwarded().isEmpty() && !request.remoteWrite();
             assertEquals(plain ? 1 : 2, version, request.toString());
         }
         SpoolRequest plain = request("plain", List.of(), false);
-        assertFalse(plain.ordered());
+        assertFalse(plain.remoteWrite());
         assertTrue(plain.forwarded().isEmpty());
     }
 }

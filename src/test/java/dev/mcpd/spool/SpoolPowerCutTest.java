@@ -216,6 +216,37 @@ class SpoolPowerCutTest {
     }
 
     @Test
+    void anEntryDoneDurablyIsNeverHandedOutAgainAfterACut() throws Exception {
+        Path before = prepared("relay", dir -> {
+            try (Spool spool = Spool.open(dir, SMALL_SEGMENTS)) {
+                appendAll(spool, "o-", 12, new Record(null));
+            }
+        });
+        Scenario orderedStream = (dir, record) -> {
+            try (Spool spool = Spool.open(dir, SMALL_SEGMENTS)) {
+                Optional<SpoolEntry> next;
+                while ((next = spool.next(Duration.ZERO)).isPresent()) {
+                    String key = next.get().request().idempotencyKey();
+                    record.acknowledged.add(key);
+                    record.delivered.add(key);
+                    spool.done(next.get().seq());
+                    spool.doneDurably().get(10, TimeUnit.SECONDS); // what an ordered stream waits for
+                    record.deliveredForGood.add(key);
+                }
+            }
+        };
+        atEverySync("s8", "Spool: an ordered stream's deliveries, each made durable before the next", "relay", before,
+                orderedStream, (record, restart) -> {
+            Set<String> again = new HashSet<>(record.deliveredForGood);
+            again.retainAll(restart.inSpool());
+            assertEquals(Set.of(), again, "done durably, and handed out again after the cut");
+            Set<String> found = new HashSet<>(restart.inSpool());
+            found.addAll(record.delivered);
+            assertNoneLost(record.acknowledged, found, "neither delivered nor in the spool");
+        });
+    }
+
+    @Test
     void refusedAndExpiredEntriesAreInDeadOrInTheSpoolNeverInNeither() throws Exception {
         Path before = prepared("relay", dir -> {
             try (Spool spool = Spool.open(dir)) {
