@@ -67,7 +67,7 @@ final class OtlpMerge {
      * What one entry brings to a merge: its body decoded (gzip inflated), and for JSON just the elements of its
      * array (possibly none).
      */
-    record Part(Signal signal, Format format, byte[] bytes) {
+    record Part(Signal signal, Format format, byte[] bytes) implements MergePart {
     }
 
     private static final JsonFactory JSON = new JsonFactory();

@@ -6,9 +6,11 @@ import java.util.List;
 /**
  * What one delivery exchange carries: one spool entry sent as it was received; a relay batch of entries that share a
  * credential, sent in one request to an mcpd collector that takes batches; or OTLP entries of one signal, content type
- * and credential merged into one export request ({@link #mergedBody()}) for an upstream that takes no batches.
+ * and credential merged into one export request ({@link #mergedBody()}) for an upstream that takes no batches — or
+ * Prometheus remote writes of one stream merged into one, whose body is already in the encoding the format wants
+ * ({@link #mergedEncoding()}: {@code snappy}; empty for OTLP, which the wire may gzip).
  */
-record Shipment(List<SpoolEntry> entries, Kind kind, byte[] mergedBody) {
+record Shipment(List<SpoolEntry> entries, Kind kind, byte[] mergedBody, String mergedEncoding) {
 
     enum Kind { SINGLE, BATCH, MERGE }
 
@@ -22,16 +24,21 @@ record Shipment(List<SpoolEntry> entries, Kind kind, byte[] mergedBody) {
     }
 
     static Shipment single(SpoolEntry entry) {
-        return new Shipment(List.of(entry), Kind.SINGLE, null);
+        return new Shipment(List.of(entry), Kind.SINGLE, null, "");
     }
 
     static Shipment batchOf(List<SpoolEntry> entries) {
-        return new Shipment(entries, Kind.BATCH, null);
+        return new Shipment(entries, Kind.BATCH, null, "");
     }
 
     /** @param body the one export request the entries' bodies make, decoded (not yet compressed for the wire) */
     static Shipment mergeOf(List<SpoolEntry> entries, byte[] body) {
-        return new Shipment(entries, Kind.MERGE, body);
+        return new Shipment(entries, Kind.MERGE, body, "");
+    }
+
+    /** @param body the one remote-write request the entries' bodies make, snappy-encoded as the format wants */
+    static Shipment remoteWriteMergeOf(List<SpoolEntry> entries, byte[] body) {
+        return new Shipment(entries, Kind.MERGE, body, RemoteWriteMerge.ENCODING);
     }
 
     boolean batch() {

@@ -15,7 +15,8 @@ import java.util.function.LongToIntFunction;
 /**
  * Packs entries taken from the spool, oldest first, into shipments: for an upstream that takes relay batches, entries
  * that share a credential and forwarded headers travel together ({@link #pack}); for any other, OTLP export requests
- * of one signal, content type, credential and forwarded headers are merged into one ({@link #merge}). Two senders'
+ * of one signal, content type, credential and forwarded headers are merged into one, and so are Prometheus remote
+ * writes to one path ({@link #merge}). Two senders'
  * keys, or two tenants' entries, never share a request; entries keep the
  * order taken; a shipment holds at most {@code --batch-max-entries} entries and {@code --batch-max-bytes} of bodies
  * (decoded, for a merge). An entry travels alone when it is larger than that, cannot be framed or merged, or may share
@@ -75,12 +76,17 @@ public final class ShipmentPacker {
             int limit = limitOf(entry, atMost);
             Optional<OtlpMerge.Part> part = limit > 1 ? OtlpMerge.partOf(entry.request(), maxBytes)
                     : Optional.empty();
-            if (part.isEmpty()) {
-                grouping.alone(entry);
-            } else {
+            Optional<RemoteWriteMerge.Part> write = limit > 1 && part.isEmpty()
+                    ? RemoteWriteMerge.partOf(entry.request(), maxBytes) : Optional.empty();
+            if (part.isPresent()) {
                 String key = part.get().signal() + "\n" + entry.request().contentType().toLowerCase(Locale.ROOT)
                         + "\n" + sharedHeadersOf(entry);
                 grouping.add(key, entry, part.get().bytes().length, limit, part.get());
+            } else if (write.isPresent()) {
+                String key = "remote write " + entry.request().target() + "\n" + sharedHeadersOf(entry);
+                grouping.add(key, entry, write.get().bytes().length, limit, write.get());
+            } else {
+                grouping.alone(entry);
             }
         }
         return grouping.shipments();
@@ -114,8 +120,15 @@ public final class ShipmentPacker {
 
     /** A merge of two or more; one entry goes as it was received. */
     private static Shipment mergeOf(Group group) {
-        return group.entries.size() == 1 ? Shipment.single(group.entries.get(0))
-                : Shipment.mergeOf(group.entries, OtlpMerge.merged(group.parts));
+        if (group.entries.size() == 1) {
+            return Shipment.single(group.entries.get(0));
+        }
+        if (group.parts.get(0) instanceof RemoteWriteMerge.Part) {
+            return Shipment.remoteWriteMergeOf(group.entries, RemoteWriteMerge.merged(group.parts.stream()
+                    .map(RemoteWriteMerge.Part.class::cast).toList()));
+        }
+        return Shipment.mergeOf(group.entries, OtlpMerge.merged(group.parts.stream().map(OtlpMerge.Part.class::cast)
+                .toList()));
     }
 
     /**
@@ -145,7 +158,7 @@ public final class ShipmentPacker {
 
     private static final class Group {
         final List<SpoolEntry> entries = new ArrayList<>();
-        final List<OtlpMerge.Part> parts = new ArrayList<>();
+        final List<MergePart> parts = new ArrayList<>();
         long bytes;
         int limit = Integer.MAX_VALUE;
     }
@@ -164,7 +177,7 @@ public final class ShipmentPacker {
             shipments.add(Shipment.single(entry));
         }
 
-        void add(String key, SpoolEntry entry, long size, int limit, OtlpMerge.Part part) {
+        void add(String key, SpoolEntry entry, long size, int limit, MergePart part) {
             Group group = open.get(key);
             if (group != null && (group.entries.size() >= Math.min(group.limit, limit)
                     || group.bytes + size > maxBytes)) {

@@ -192,13 +192,16 @@ final class SpoolConsumer extends DefaultConsumer {
         }
         Optional<Upstream> ready = board.firstReady();
         LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
-        List<Shipment> packed;
-        if (turn.size() == 1 || ready.isEmpty() || ready.get().isKafka()) {
-            packed = List.of(Shipment.single(turn.get(0)));
-        } else if (packer.batching() && board.offer(ready.get()).batches()) {
-            packed = packer.pack(turn, limits);
-        } else {
-            packed = packer.merge(turn, limits);
+        List<Shipment> packed = List.of(Shipment.single(turn.get(0)));
+        try {
+            if (turn.size() > 1 && ready.isPresent() && !ready.get().isKafka()) {
+                packed = packer.batching() && board.offer(ready.get()).batches() ? packer.pack(turn, limits)
+                        : packer.merge(turn, limits);
+            }
+        } catch (RuntimeException e) {
+            // Never a stream held up by a packing fault: its oldest entry goes alone, as it was received.
+            LOG.error("entries of an ordered stream from seq={} could not be packed together ({}): they go one by"
+                    + " one", turn.get(0).seq(), e.toString());
         }
         Shipment first = packed.get(0);
         first.entries().forEach(entry -> atMost.remove(entry.seq()));

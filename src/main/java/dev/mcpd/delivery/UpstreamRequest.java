@@ -116,6 +116,10 @@ public final class UpstreamRequest implements Processor {
         credential(headers, shipment.first().request());
         headers.set("Idempotency-Key", mergeKey(shipment.entries()));
         headers.set("Content-Type", shipment.first().request().contentType());
+        if (!shipment.mergedEncoding().isEmpty()) {
+            headers.set("Content-Encoding", shipment.mergedEncoding()); // encoded as its format wants: as it is
+            return new OutgoingRequest(HttpMethod.POST, headers, Buffer.buffer(shipment.mergedBody()));
+        }
         return compressed(headers, shipment.mergedBody());
     }
 

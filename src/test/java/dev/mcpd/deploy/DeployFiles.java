@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.mcpd.cli.Mcpd;
 import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
+import dev.mcpd.testing.LocalTool;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -100,16 +101,7 @@ final class DeployFiles {
      * sets it), else {@code name} on the PATH; empty when neither is there.
      */
     static java.util.Optional<String> tool(String environmentVariable, String name) {
-        String given = System.getenv(environmentVariable);
-        if (given != null && Files.isExecutable(Path.of(given))) {
-            return java.util.Optional.of(given);
-        }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) {
-                return java.util.Optional.of(Path.of(dir, name).toString());
-            }
-        }
-        return java.util.Optional.empty();
+        return LocalTool.find(environmentVariable, name);
     }
 
     // ---- what mcpd reads
