@@ -289,9 +289,13 @@ final class SpoolConsumer extends DefaultConsumer {
                 attempts.finished(seq);
                 finished[count++] = seq;
             }
-            if (count == 0) {
-                return;
+            if (count > 0) {
+                leaveTheSpool(finished, count);
             }
+        }
+
+        /** The first {@code count} of {@code finished} were delivered, or kept in dead/: they leave the spool. */
+        private void leaveTheSpool(long[] finished, int count) {
             try {
                 spool.done(finished, count);
             } catch (IOException | RuntimeException e) {
@@ -333,12 +337,7 @@ final class SpoolConsumer extends DefaultConsumer {
                 startTurn(streams.settled(stream, givenBack));
                 return;
             }
-            try {
-                spool.done(finished, count);
-            } catch (IOException | RuntimeException e) {
-                LOG.error("seq={}{} delivered, not all removed from the spool: {}", finished[0],
-                        count > 1 ? " and " + (count - 1) + " more" : "", e.toString());
-            }
+            leaveTheSpool(finished, count);
             whenDurable(stream, givenBack);
         }
 

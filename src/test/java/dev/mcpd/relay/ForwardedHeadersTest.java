@@ -15,7 +15,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -31,14 +30,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ForwardedHeadersTest {
 
-    private static final RelayApplication.Tuning TUNING = DeliveryTest.FAST.withProbes(Duration.ofMillis(200),
-            Duration.ofSeconds(30));
+    private static final RelayApplication.Tuning TUNING = RelayBatchDeliveryTest.TUNING;
 
     @TempDir
     Path dir;
 
     private static byte[] event(String id) {
-        return ("{\"events\":[{\"id\":\"" + id + "\"}]}").getBytes(StandardCharsets.UTF_8);
+        return RelayBatchDeliveryTest.event(id);
     }
 
     private static String idOf(byte[] body) {

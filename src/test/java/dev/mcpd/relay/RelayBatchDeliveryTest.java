@@ -48,13 +48,13 @@ class RelayBatchDeliveryTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Probes every 200 ms, so the relay sees the collector (and that it takes batches) at once. */
-    private static final RelayApplication.Tuning TUNING = DeliveryTest.FAST.withProbes(Duration.ofMillis(200),
+    static final RelayApplication.Tuning TUNING = DeliveryTest.FAST.withProbes(Duration.ofMillis(200),
             Duration.ofSeconds(30));
 
     @TempDir
     Path dir;
 
-    private static byte[] event(String id) {
+    static byte[] event(String id) {
         return ("{\"events\":[{\"id\":\"" + id + "\"}]}").getBytes(StandardCharsets.UTF_8);
     }
 
