@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Ordered streams: the entries of one stream — the same path, credential and forwarded headers, received on an
@@ -18,6 +19,11 @@ import java.util.TreeMap;
  * take of a stream while a shipment of it is out waits here, in order, and leaves with the next shipment — as many as
  * may travel together (a batch, a merge), so that one stream keeps its pace across a long round trip. A shipment given
  * back after a retryable failure is the stream's next again, before anything newer. Different streams go side by side.
+ *
+ * <p>Lanes take entries side by side, so the entry a lane brings may be newer than one another lane was handed a moment
+ * earlier and has not brought yet: each lane's entry is known from the instant the spool hands it out
+ * ({@link #handingOut}), and a stream's next entry goes only when no lane still holds an older one — the lane that
+ * brings that one lets it go ({@link #took}, {@link #broughtNone}).
  *
  * <p>Only bookkeeping, under one lock; whoever calls starts what it returns. The entries held here are out of the
  * spool (handed out) and hold their share of the delivery budget until they leave.
@@ -30,7 +36,11 @@ public final class OrderedStreams {
         final TreeMap<Long, SpoolEntry> waiting = new TreeMap<>();
     }
 
+    private static final long NONE = Long.MAX_VALUE;
+
     private final Map<String, Stream> streams = new HashMap<>();
+    /** Per lane: the sequence number the spool handed it that it has not brought here (or said is not ordered). */
+    private volatile AtomicLongArray lanes = new AtomicLongArray(0);
     private final Streams config;
     private final int maxEntries;
     private final long maxBytes;
@@ -70,15 +80,70 @@ public final class OrderedStreams {
         return key.toString();
     }
 
+    /** {@code count} lanes take entries from now on, numbered from 0. */
+    void lanes(int count) {
+        AtomicLongArray slots = new AtomicLongArray(count);
+        for (int i = 0; i < count; i++) {
+            slots.set(i, NONE);
+        }
+        lanes = slots;
+    }
+
+    /** The spool hands lane {@code lane} the entry {@code seq} (called under the spool's lock, in hand-out order). */
+    void handingOut(int lane, long seq) {
+        lanes.set(lane, seq);
+    }
+
+    /** The oldest entry some lane was handed and has not brought: no stream's newer entry may go before it. */
+    private long oldestInTransit() {
+        AtomicLongArray slots = lanes;
+        long oldest = NONE;
+        for (int i = 0; i < slots.length(); i++) {
+            oldest = Math.min(oldest, slots.get(i));
+        }
+        return oldest;
+    }
+
     /**
-     * A lane took {@code entry} of an ordered stream: the entries to send now, oldest first — the stream's oldest
-     * waiting and those behind it that may travel with it — or none, when a shipment of the stream is out (the entry
-     * waits its turn here).
+     * Lane {@code lane} brings {@code entry} of an ordered stream, which waits here for its turn: the turns that can
+     * start now — each stream's oldest waiting entry and those behind it that may travel with it, for every stream
+     * with no shipment out and no older entry still in another lane's hands (the lane's own entry was one).
      */
-    synchronized List<SpoolEntry> took(SpoolEntry entry) {
-        Stream stream = streams.computeIfAbsent(streamOf(entry.request()), unused -> new Stream());
-        stream.waiting.put(entry.seq(), entry);
-        return stream.out ? List.of() : next(stream);
+    synchronized List<List<SpoolEntry>> took(int lane, SpoolEntry entry) {
+        streams.computeIfAbsent(streamOf(entry.request()), unused -> new Stream()).waiting.put(entry.seq(), entry);
+        lanes.set(lane, NONE);
+        return turns();
+    }
+
+    /**
+     * Lane {@code lane} brought nothing ordered (its entry belongs to no ordered stream, or could not be read): the
+     * streams that waited only for it, their turns.
+     */
+    synchronized List<List<SpoolEntry>> broughtNone(int lane) {
+        if (lanes.get(lane) == NONE) {
+            return List.of();
+        }
+        lanes.set(lane, NONE);
+        return turns();
+    }
+
+    private List<List<SpoolEntry>> turns() {
+        List<List<SpoolEntry>> turns = new ArrayList<>();
+        for (Stream stream : streams.values()) {
+            List<SpoolEntry> turn = turnOf(stream);
+            if (!turn.isEmpty()) {
+                turns.add(turn);
+            }
+        }
+        return turns;
+    }
+
+    /** The stream's next entries, if it has none out and no lane may still bring an older one; else none. */
+    private List<SpoolEntry> turnOf(Stream stream) {
+        if (stream.out || stream.waiting.isEmpty() || stream.waiting.firstKey() > oldestInTransit()) {
+            return List.of();
+        }
+        return next(stream);
     }
 
     /**
@@ -104,7 +169,7 @@ public final class OrderedStreams {
             streams.remove(key);
             return List.of();
         }
-        return next(stream);
+        return turnOf(stream);
     }
 
     private List<SpoolEntry> next(Stream stream) {

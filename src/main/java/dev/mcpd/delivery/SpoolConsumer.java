@@ -91,21 +91,24 @@ final class SpoolConsumer extends DefaultConsumer {
         later = executors.newSingleThreadScheduledExecutor(this, "delivery-retry");
         streamTurns = executors.newFixedThreadPool(this, "delivery-streams", workers);
         lanes = executors.newFixedThreadPool(this, "delivery", workers);
+        streams.lanes(workers);
         for (int i = 0; i < workers; i++) {
-            lanes.execute(this::work);
+            int lane = i;
+            lanes.execute(() -> work(lane));
         }
     }
 
-    private void work() {
+    private void work(int lane) {
         while (isRunAllowed() && !isSuspendingOrSuspended()) {
             try {
-                Optional<SpoolEntry> first = take(TAKE_WAIT);
+                Optional<SpoolEntry> first = take(lane, TAKE_WAIT);
                 if (first.isEmpty()) {
+                    streams.broughtNone(lane).forEach(this::startStream);
                     continue;
                 }
                 busy.started();
                 try {
-                    for (Shipment shipment : shipmentsFrom(first.get())) {
+                    for (Shipment shipment : shipmentsFrom(lane, first.get())) {
                         start(shipment);
                     }
                 } finally {
@@ -115,6 +118,7 @@ final class SpoolConsumer extends DefaultConsumer {
                 Thread.currentThread().interrupt();
                 return;
             } catch (IOException | RuntimeException e) {
+                streams.broughtNone(lane).forEach(this::startStream);
                 LOG.error("delivery lane could not take the next entry: {}", e.toString());
                 pause();
             }
@@ -125,13 +129,13 @@ final class SpoolConsumer extends DefaultConsumer {
      * The oldest entry not out, within the delivery budget: room for the largest entry is taken first, so reading it
      * never passes the budget, and what the entry does not need is given back.
      */
-    private Optional<SpoolEntry> take(Duration maxWait) throws InterruptedException, IOException {
+    private Optional<SpoolEntry> take(int lane, Duration maxWait) throws InterruptedException, IOException {
         if (!budget.take(maxBodyBytes, maxWait)) {
             return Optional.empty();
         }
         Optional<SpoolEntry> entry;
         try {
-            entry = spool.next(maxWait);
+            entry = spool.next(maxWait, seq -> streams.handingOut(lane, seq));
         } catch (IOException | RuntimeException e) {
             budget.give(maxBodyBytes);
             throw e;
@@ -144,11 +148,12 @@ final class SpoolConsumer extends DefaultConsumer {
      * The entry alone, or with those waiting behind it, packed: in relay batches when the first ready upstream takes
      * them, else — when the entry is an OTLP export request — in merged requests.
      */
-    private List<Shipment> shipmentsFrom(SpoolEntry first) throws InterruptedException, IOException {
+    private List<Shipment> shipmentsFrom(int lane, SpoolEntry first) throws InterruptedException, IOException {
         if (streams.ordered(first.request())) {
             // Its stream's turn, or it waits for it (held by the streams, out of the spool).
-            return streamShipment(streams.took(first));
+            return streamShipments(streams.took(lane, first));
         }
+        streams.broughtNone(lane).forEach(this::startStream);
         Optional<Upstream> ready = board.firstReady();
         boolean batches = packer.batching() && ready.isPresent() && !ready.get().isKafka()
                 && board.offerOnceProbed(ready.get(), UpstreamProbe.FIRST_ANSWER_WAIT).batches();
@@ -161,7 +166,7 @@ final class SpoolConsumer extends DefaultConsumer {
         long bytes = first.request().body().length;
         long lingerUntil = 0;
         while (taken.size() < packer.maxEntries() && bytes < packer.maxBytes()) {
-            Optional<SpoolEntry> next = take(Duration.ZERO);
+            Optional<SpoolEntry> next = takeUnordered(lane, Duration.ZERO);
             if (next.isEmpty()) {
                 // Under load (requests to it in flight already), a moment's wait fills the request: fewer, larger
                 // requests for the same entries. At rest nothing waits.
@@ -169,7 +174,7 @@ final class SpoolConsumer extends DefaultConsumer {
                     lingerUntil = System.nanoTime() + LINGER.toNanos();
                 }
                 long left = lingerUntil - System.nanoTime();
-                if (lingerUntil == 0 || left <= 0 || (next = take(Duration.ofNanos(left))).isEmpty()) {
+                if (lingerUntil == 0 || left <= 0 || (next = takeUnordered(lane, Duration.ofNanos(left))).isEmpty()) {
                     break;
                 }
             }
@@ -179,6 +184,33 @@ final class SpoolConsumer extends DefaultConsumer {
         LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
         List<Shipment> shipments = batches ? packer.pack(taken, limits) : packer.merge(taken, limits);
         taken.forEach(entry -> atMost.remove(entry.seq()));
+        return shipments;
+    }
+
+    /**
+     * The next entry waiting behind a batch's or merge's first, if it belongs to no ordered stream: one that does goes
+     * to its stream instead (and its turn starts, if it came), and the next is taken.
+     */
+    private Optional<SpoolEntry> takeUnordered(int lane, Duration maxWait) throws InterruptedException, IOException {
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        while (true) {
+            Optional<SpoolEntry> next = take(lane, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if (next.isPresent() && streams.ordered(next.get().request())) {
+                streamShipments(streams.took(lane, next.get())).forEach(this::start);
+                continue;
+            }
+            streams.broughtNone(lane).forEach(this::startStream);
+            return next;
+        }
+    }
+
+    private void startStream(List<SpoolEntry> turn) {
+        streamShipment(turn).forEach(this::start);
+    }
+
+    private List<Shipment> streamShipments(List<List<SpoolEntry>> turns) {
+        List<Shipment> shipments = new ArrayList<>();
+        turns.forEach(turn -> shipments.addAll(streamShipment(turn)));
         return shipments;
     }
 
@@ -219,10 +251,10 @@ final class SpoolConsumer extends DefaultConsumer {
         }
         ExecutorService turns = streamTurns;
         try {
-            if (turns == null || turns.isShutdown()) {
+            if (turns == null || turns.isShutdown() || !isRunAllowed()) {
                 throw new java.util.concurrent.RejectedExecutionException("stopping");
             }
-            turns.execute(() -> streamShipment(turn).forEach(this::start));
+            turns.execute(() -> startStream(turn));
         } catch (java.util.concurrent.RejectedExecutionException stopping) {
             giveBackToSpool(turn); // the relay is stopping: the next start sends them, in order
         }

@@ -212,6 +212,16 @@ public final class Spool implements Closeable {
     }
 
     /**
+     * As {@link #next(Duration)}; {@code handingOut} is told the sequence number of each entry as it is handed out,
+     * in the order entries are handed out (under the spool's lock: it must be quick) — before the entry is read, so
+     * that callers taking entries side by side can tell which of them holds the older one.
+     */
+    public Optional<SpoolEntry> next(Duration maxWait, LongConsumer handingOut) throws InterruptedException,
+            IOException {
+        return ledger.next(maxWait, handingOut);
+    }
+
+    /**
      * Hands out up to {@code max} entries not out for delivery that were received before {@code cutoffMillis}, oldest
      * first — for {@code --spool-max-age}, which moves them to dead/. As for {@link #next}, the caller must later call
      * {@link #done} or {@link #release} with each seq.

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -147,6 +148,11 @@ final class SpoolLedger {
      * in time or the spool is closing.
      */
     Optional<SpoolEntry> next(Duration maxWait) throws InterruptedException, IOException {
+        return next(maxWait, seq -> { });
+    }
+
+    /** As {@link #next(Duration)}; {@code handingOut} is told each sequence number as it is handed out, under the lock. */
+    Optional<SpoolEntry> next(Duration maxWait, LongConsumer handingOut) throws InterruptedException, IOException {
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (true) {
             Next next;
@@ -163,6 +169,7 @@ final class SpoolLedger {
                 }
                 if (next.handout() != null) {
                     handedOut.put(next.handout().seq(), next.handout());
+                    handingOut.accept(next.handout().seq());
                 }
             } finally {
                 lock.unlock();
