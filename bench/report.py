@@ -12,6 +12,7 @@ from report_common import Results, gnuplot, load, median, num, ratio, spread
 from report_cost import cost_section
 from report_kafka import kafka_section, kafka_targets
 from report_lease import lease_prose, lease_targets
+from report_ordered import ordered_section, ordered_targets
 from report_relay import (barrier_section, dead_letters_section, grpc_section, health_section, large_bodies,
                           tls_section)
 from report_sweep import sweep_section, sweep_targets
@@ -133,6 +134,7 @@ def targets(res):
             out.append(f"| restart with {num(top)} entries serving in < 5 s | {ms / 1000:.1f} s | "
                        f"{'yes' if ms < 5000 else 'no'} |")
     out += wan_targets(res)
+    out += ordered_targets(res)
     out += lease_targets(res)
     out += sweep_targets(res)
     out += kafka_targets(res)
@@ -299,7 +301,7 @@ def report(res, plots_dir, plots_link):
     md += load_table(res, [("collector-sqlite", "SQLite (WAL, synchronous=FULL)"),
                            ("collector-postgres", "PostgreSQL (fsync on, synchronous_commit on)")])
     md += lease_prose(res)
-    md += [""] + sweep_section(res) + wan_section(res, plots_link) + large_bodies(res) + grpc_section(res) + tls_section(res) + barrier_section(res) + health_section(res) \
+    md += [""] + sweep_section(res) + wan_section(res, plots_link) + ordered_section(res) + large_bodies(res) + grpc_section(res) + tls_section(res) + barrier_section(res) + health_section(res) \
         + dead_letters_section(res) + kafka_section(res)
     return "\n".join(md)
 

@@ -161,7 +161,8 @@ def wan_targets(res):
 def sustained_runs(res):
     """{(upstream, rtt): [sustained runs]}, in the order the upstreams are named, then by RTT."""
     runs = {}
-    for s in sorted(res.kind("wan", phase="sustained"), key=lambda s: (list(WAN_NAMES).index(s["upstream"]),
+    # OTLP metrics (one ordered stream) have their own section: report_ordered.
+    for s in sorted((s for s in res.kind("wan", phase="sustained") if s["upstream"] in WAN_NAMES), key=lambda s: (list(WAN_NAMES).index(s["upstream"]),
                                                                         s["rtt_ms"])):
         runs.setdefault((s["upstream"], s["rtt_ms"]), []).append(s)
     return runs
@@ -196,7 +197,8 @@ def wan_section(res, plots_link):
                       f"{max((r['peak_rss_mib'] for r in rows if r.get('peak_rss_mib')), default='–')} |")
     apart = sorted({r["at"][:10] for r in res.kind("wan") if "at" in r and r["at"][:10] != res.machine["date"][:10]})
     if apart:
-        later = sorted({WAN_NAMES[r["upstream"]] for r in res.kind("wan") if r.get("at", "")[:10] in apart})
+        later = sorted({WAN_NAMES[r["upstream"]] for r in res.kind("wan")
+                        if r.get("at", "")[:10] in apart and r["upstream"] in WAN_NAMES})
         md += ["", f"Measured apart from the full run ({', '.join(apart)}, `bench/wan.py` alone, the same machine): "
                    f"the rows of {'; '.join(later)}."]
     sizes = [r["entries"] for r in res.kind("wan", phase="drain")]

@@ -14,16 +14,18 @@
 # collector replicas taking turns (bench/lease.py: takeover of the store's lease after kill -9 and SIGTERM), and the
 # collector's retention sweep (bench/sweep.py: ingest latency while 1 000 000 expired keys are forgotten, on SQLite
 # and PostgreSQL, beside the same load with nothing expiring), and Kafka between relays and collectors (bench/kafka.py:
-# relay → topic beside relay → mcpd serve, the archive rate of one and two collectors, a broker restart).
+# relay → topic beside relay → mcpd serve, the archive rate of one and two collectors, a broker restart), and ordered
+# streams (bench/remote_write.py: a Prometheus remote-writing through the relay to another, through outages, a kill -9
+# and restarts, and sustained at 80 ms; bench/wan.py: OTLP metrics as one ordered stream at 80 ms).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc |
+# Usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc |
 #                      --only tls | --only barrier | --only health | --only dead-letters | --only lease | --only sweep |
 #                      --only kafka]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
 #   --quick  a couple of minutes, one short repetition, small backlog, no PostgreSQL: checks that the harness works
 #            and writes its report under target/bench-quick/ (never over the committed one)
-#   --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |
+#   --only cost | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc | --only tls | --only barrier |
 #   --only health | --only dead-letters | --only lease | --only sweep | --only kafka
 #            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
@@ -41,12 +43,12 @@ case "${1:-}" in
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
           || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = collector ] \
             || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || [ "${2:-}" = lease ] || [ "${2:-}" = sweep ] \
-            || [ "${2:-}" = kafka ] || {
-            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|grpc|tls|barrier|health|dead-letters|lease|sweep|kafka" >&2
+            || [ "${2:-}" = kafka ] || [ "${2:-}" = ordered ] || {
+            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|ordered|grpc|tls|barrier|health|dead-letters|lease|sweep|kafka" >&2
             exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only grpc | --only tls | --only barrier |" \
+  *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc | --only tls | --only barrier |" \
        "--only health | --only dead-letters | --only lease | --only sweep | --only kafka]" >&2
      exit 2 ;;
 esac
@@ -60,6 +62,7 @@ if ((quick)); then
   dead_entries=200 dead_runs=1
   sweep_args="--stores sqlite --keys 20000 --runs 1 --warmup 3 --baseline-seconds 3"
   kafka_args="--runs 1 --seconds 3 --down 3"
+  ordered_args="--phases sustained --series 1000 --seconds 5 --warmup 5" ordered_sustained=5
   cost_args="--reps 1 --seconds 3 --warmup 5 --backlog 300000 --drain-seconds 3"
   report_dir=$root/target/bench-quick plots_dir=$root/target/bench-quick
 else
@@ -71,6 +74,7 @@ else
   dead_entries=1000 dead_runs=3 lease_runs=5
   sweep_args="--stores sqlite,postgres --keys 1000000 --runs 3"
   kafka_args="--runs 3 --seconds 20 --down 10" kafka_pg=1
+  ordered_args="--phases outages --runs 3" ordered_sustained=60
   cost_args="--reps 5 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
   report_dir=$root plots_dir=$root/bench/report
 fi
@@ -502,6 +506,33 @@ if want wan; then
     --phases sustained --sustained-seconds "$wan_sustained" --pg "${MCPD_TEST_POSTGRES_URL:-}" --out "$results" >&2
 fi
 
+# --- ordered streams: bench/remote_write.py (Debian's prometheus) and bench/wan.py's OTLP metrics ---------------------
+# Prometheus A → the relay → Prometheus B: outages, kill -9 and restarts (three runs), then sustained at 80 ms with a
+# load of 10 000 samples/s; OTLP metrics (one ordered stream) sustained at 80 ms with the default merge bounds and
+# with larger ones.
+if want ordered; then
+  if source "$root/.ci/promtool.sh" >&2; then
+    say "ordered: Prometheus remote write through the relay ($ordered_args)"
+    # shellcheck disable=SC2086 # ordered_args is a list of options
+    python3 "$here/remote_write.py" --jar "$root/target/mcpd.jar" $ordered_args --out "$results" >&2
+    if ((!quick)); then
+      python3 "$here/remote_write.py" --jar "$root/target/mcpd.jar" --phases sustained --rtt 80 --series 10000 \
+        --seconds "$ordered_sustained" --out "$results" >&2
+    fi
+  else
+    say "ordered: no prometheus (Debian's package could not be fetched): remote write not measured"
+  fi
+  say "ordered: OTLP metrics, one ordered stream, $ordered_sustained s sustained at RTT 80 ms"
+  python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 80 --upstreams otlp-metrics --phases sustained \
+    --sustained-seconds "$ordered_sustained" --label "default options" --out "$results" >&2
+  if ((!quick)); then
+    python3 "$here/wan.py" --jar "$root/target/mcpd.jar" --rtt 80 --upstreams otlp-metrics --phases sustained \
+      --sustained-seconds "$ordered_sustained" --label="--batch-max-entries 4096 --batch-max-bytes 4MiB" \
+      --relay-arg=--batch-max-entries --relay-arg=4096 --relay-arg=--batch-max-bytes --relay-arg=4MiB \
+      --out "$results" >&2
+  fi
+fi
+
 # --- the delivery barrier: bench/barrier.py ------------------------------------------------------------------------
 if want barrier; then
   say "barrier: last accept → 200 from /relay/sync at RTT 0 and 80 ms; accept with 0 and 1 000 waiters"
@@ -575,6 +606,10 @@ def measured(row):  # whether this phase measures the row
         return (row["kind"] == "load" and row.get("subject", "").startswith("collector-")
                 or row["kind"] == "collector-cpu"
                 or row["kind"] == "wan" and row.get("phase") == "drain" and row.get("upstream") in ("serve", "serve-pg"))
+    if phase == "wan":
+        return row["kind"] == "wan" and row.get("upstream") != "otlp-metrics"
+    if phase == "ordered":
+        return row["kind"] == "remote-write" or row["kind"] == "wan" and row.get("upstream") == "otlp-metrics"
     return row["kind"].startswith(phase)
 for line in open(kept):
     if line.strip() and not measured(json.loads(line)):

@@ -17,7 +17,8 @@ Upstreams: `serve` (mcpd serve on SQLite), `serve-pg` (mcpd serve on PostgreSQL,
 one request per entry, no batches), `otlp` (bench/otlp_upstream.py, an OTLP/HTTP receiver that answers GET with
 405 as a Collector does and decodes every export to count its spans; the senders post 1 KiB protobuf trace exports
 to /v1/traces, so the relay merges them), `otlp-json` (the same, OTLP's JSON encoding), `otlp-alone` (protobuf,
-the relay told --batch-max-entries 1: merging off). Every run but trickle and a drain without --warm-relay warms both JVMs up first. Each row also
+the relay told --batch-max-entries 1: merging off), `otlp-metrics` (1 KiB
+protobuf metrics exports to /v1/metrics: an ordered path, so every sender's entries are one ordered stream). Every run but trickle and a drain without --warm-relay warms both JVMs up first. Each row also
 gives the bytes that crossed the link towards the upstream (counted by the delay proxy) against the bodies of the
 entries delivered, and the upstream's requests per delivered entry. Each result is one JSON line appended to --out.
 
@@ -142,6 +143,31 @@ def otlp_trace_export(path, encoding):
     return len(body)
 
 
+def otlp_metrics_export(path):
+    """A metrics export of about 1 KiB, as an SDK's periodic reader sends it: one resource, one scope, one cumulative
+    counter (http.server.request.count) with data points per route and status, values random; posted to /v1/metrics,
+    an ordered path, so the entries of every sender are one ordered stream. Written to path; returns its size."""
+    resource = [("service.name", "orders"), ("host.name", "orders-" + os.urandom(4).hex()),
+                ("cloud.region", "eu-west-1"), ("telemetry.sdk.language", "java")]
+
+    def attributes(number, pairs):
+        return b"".join(protobuf_field(number, 2, protobuf_field(1, 2, k) + protobuf_field(2, 2, protobuf_field(1, 2, v)))
+                        for k, v in pairs)
+    points = b""
+    while len(points) < 760:
+        route = [("http.route", "/api/orders/" + os.urandom(3).hex()), ("http.response.status_code", "200"),
+                 ("http.request.method", "GET")]
+        points += protobuf_field(1, 2, attributes(7, route) + protobuf_field(2, 1, START) + protobuf_field(3, 1, END)
+                                 + protobuf_field(6, 1, int.from_bytes(os.urandom(3), "little")))
+    counter = protobuf_field(1, 2, "http.server.request.count") + protobuf_field(3, 2, "{request}") \
+        + protobuf_field(7, 2, points + protobuf_field(2, 0, 2) + protobuf_field(3, 0, 1))
+    scope = protobuf_field(1, 2, protobuf_field(1, 2, SCOPE_NAME)) + protobuf_field(2, 2, counter)
+    body = protobuf_field(1, 2, protobuf_field(1, 2, attributes(1, resource)) + protobuf_field(2, 2, scope))
+    with open(path, "wb") as f:
+        f.write(body)
+    return len(body)
+
+
 SPAN_NAME, SCOPE_NAME, START, END = "GET /api/orders/{id}", "io.opentelemetry.tomcat-10.0", 1_764_000_000_000_000_000, \
     1_764_000_000_042_000_000
 
@@ -169,7 +195,7 @@ def otlp_json(ids, resource, span):
 
 # The OTLP upstreams: how their senders encode, and what the relay is told.
 OTLP_KINDS = {"otlp": ("protobuf", []), "otlp-json": ("json", []),
-              "otlp-alone": ("protobuf", ["--batch-max-entries", "1"])}
+              "otlp-alone": ("protobuf", ["--batch-max-entries", "1"]), "otlp-metrics": ("metrics", [])}
 
 
 class Upstream:
@@ -218,7 +244,7 @@ class Upstream:
 def send(port, seconds, connections, run, otlp_body=None):
     """1 KiB native batches (or, with otlp_body, that OTLP trace export to /v1/traces), each its own key, from
     `connections` senders for `seconds` (wrk, bench/post.lua); returns how many the relay accepted."""
-    path = "/v1/traces" if otlp_body else "/v1/ingest"
+    path = otlp_path(otlp_body) if otlp_body else "/v1/ingest"
     subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "-s", os.path.join(HERE, "post.lua"),
                     "http://127.0.0.1:%d%s" % (port, path)], check=True, stdout=subprocess.DEVNULL,
                    env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": otlp_body or "",
@@ -235,6 +261,12 @@ def warm_collector(port, seconds, run):
                    env={**os.environ, "UNIQUE_KEYS": "1", "RUN_ID": run, "BODY_FILE": "", "BODY_TYPE": ""})
 
 
+def otlp_path(body_file):
+    """Where an export goes: a metrics export (metrics.pb) to /v1/metrics, an ordered path; a trace export to
+    /v1/traces."""
+    return "/v1/metrics" if os.path.basename(body_file).startswith("metrics") else "/v1/traces"
+
+
 def otlp_type(body_file):
     return "application/json" if body_file and body_file.endswith(".json") else "application/x-protobuf"
 
@@ -243,7 +275,7 @@ def send_one_by_one(port, count, run, otlp_body=None):
     """`count` requests from one sender, each answered before the next; returns the body size."""
     if otlp_body:
         with open(otlp_body, "rb") as f:
-            body, path, kind = f.read(), "/v1/traces", otlp_type(otlp_body)
+            body, path, kind = f.read(), otlp_path(otlp_body), otlp_type(otlp_body)
     else:
         head, tail = '{"events":[{"bench":true,"pad":"', '"}]}'
         body, path, kind = (head + "x" * (1024 - len(head) - len(tail)) + tail).encode(), "/v1/ingest", \
@@ -388,8 +420,10 @@ def one(args, kind, rtt, phase, out):
     with scratch("mcpd-wan-") as (work, procs):
         upstream = Upstream(kind, procs, work, args.jar, args.pg, args.jvm)
         encoding, told = OTLP_KINDS.get(kind, (None, []))
-        otlp_body = os.path.join(work, "export." + ("json" if encoding == "json" else "pb")) if encoding else None
-        body_bytes = otlp_trace_export(otlp_body, encoding) if otlp_body else 1024
+        otlp_body = os.path.join(work, {"json": "export.json", "metrics": "metrics.pb"}.get(encoding, "export.pb")) \
+            if encoding else None
+        body_bytes = (otlp_metrics_export(otlp_body) if encoding == "metrics" else otlp_trace_export(otlp_body, encoding)) \
+            if otlp_body else 1024
         relay_args = args.relay_args + told
         proxy_port, relay_port = free_port(), free_port()
         count_file = os.path.join(work, "wire-bytes")
