@@ -22,10 +22,13 @@ import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * The throwaway PostgreSQL server that {@code .ci/postgres.sh} starts, as its environment variables describe it:
- * where to connect ({@link #url()}), and {@link #stop()} / {@link #start()} to take it away and bring it back
- * (for readiness tests). No JDBC driver needed: stop and start run the cluster's {@code pg_ctl} as the server's
- * (non-root) user.
+ * The throwaway PostgreSQL server of the tests: where to connect ({@link #url()}), and {@link #stop()} /
+ * {@link #start()} to take it away and bring it back (for readiness tests), by the cluster's own {@code pg_ctl}.
+ *
+ * <p>By default a real PostgreSQL 16 that Maven brings ({@link EmbeddedTestPostgres}: zonky's binaries, started once
+ * per test JVM, nothing installed). With {@code MCPD_TEST_POSTGRES_URL} set the tests use that server instead, as
+ * its environment variables describe it ({@code .ci/postgres.sh} starts one of Debian's packages that way; the
+ * benchmarks do).
  *
  * <p>The server is shared by every test in the run: a test that stops it must start it again in a {@code finally},
  * and such tests must not run in parallel with others that use it.
@@ -45,9 +48,10 @@ public final class TestPostgres {
     private final String pgCtl;
     private final String pgData;
     private final String pgLog;
-    private final String runAs;
+    /** What runs pg_ctl as the server's user: {@code runuser -u <user> --}, {@code unshare -U}, or nothing. */
+    private final List<String> asServer;
 
-    private TestPostgres(String url, String pgCtl, String pgData, String pgLog, String runAs) {
+    TestPostgres(String url, String pgCtl, String pgData, String pgLog, List<String> asServer) {
         this.url = url;
         this.parsed = URI.create(url);
         if (!"postgres".equals(parsed.getScheme()) && !"postgresql".equals(parsed.getScheme())
@@ -57,7 +61,7 @@ public final class TestPostgres {
         this.pgCtl = blankToNull(pgCtl);
         this.pgData = blankToNull(pgData);
         this.pgLog = blankToNull(pgLog);
-        this.runAs = blankToNull(runAs);
+        this.asServer = List.copyOf(asServer);
     }
 
     /** The server the environment describes, or empty when {@code MCPD_TEST_POSTGRES_URL} is not set. */
@@ -70,24 +74,31 @@ public final class TestPostgres {
         if (url == null) {
             return Optional.empty();
         }
-        return Optional.of(new TestPostgres(url, env.get(PG_CTL), env.get(PGDATA), env.get(PG_LOG), env.get(PG_RUNAS)));
+        String runAs = blankToNull(env.get(PG_RUNAS));
+        List<String> asServer = runAs == null || runAs.equals(System.getProperty("user.name")) ? List.of()
+                : List.of("runuser", "-u", runAs, "--");
+        return Optional.of(new TestPostgres(url, env.get(PG_CTL), env.get(PGDATA), env.get(PG_LOG), asServer));
     }
 
     /**
-     * The server, for a test that needs one. Without one: in CI ({@code CI=true}) the test fails, since tests that
-     * need PostgreSQL must run there; elsewhere it is aborted (reported as skipped, with the reason).
+     * The server, for a test that needs one: the one {@code MCPD_TEST_POSTGRES_URL} names, else the embedded one.
+     * Where the embedded one cannot start: in CI ({@code CI=true}) the test fails, since tests that need PostgreSQL
+     * must run there; elsewhere it is aborted (reported as skipped, with the reason).
      */
     public static TestPostgres require() {
         Optional<TestPostgres> postgres = fromEnvironment();
         if (postgres.isPresent()) {
             return postgres.get();
         }
-        if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-            return Assertions.fail("PostgreSQL not configured in CI: " + URL + " is not set"
-                    + " (.ci/run must `source .ci/postgres.sh` before running the tests)");
+        try {
+            return EmbeddedTestPostgres.server();
+        } catch (IllegalStateException cannot) {
+            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+                return Assertions.fail(cannot.getMessage(), cannot);
+            }
+            Assumptions.abort(cannot.getMessage() + " (or set " + URL + " to a server of your own)");
+            throw new AssertionError("unreachable");
         }
-        Assumptions.abort("PostgreSQL not configured: run `source .ci/postgres.sh` first (sets " + URL + ")");
-        throw new AssertionError("unreachable");
     }
 
     /** {@code postgres://mcpd:mcpd@127.0.0.1:<port>/mcpd}. */
@@ -203,8 +214,8 @@ public final class TestPostgres {
     }
 
     /**
-     * Runs pg_ctl on the cluster as the server's user ({@code runuser -u <user> --} when that is not us), from the
-     * cluster's directory, and waits for it. Its output goes to a file, not a pipe: the server pg_ctl starts must
+     * Runs pg_ctl on the cluster as the server's user (through {@code runuser} or {@code unshare}, as the server
+     * was started), from the cluster's directory, and waits for it. Its output goes to a file, not a pipe: the server pg_ctl starts must
      * not hold our end open.
      */
     private Result pgCtl(List<String> arguments) {
@@ -212,10 +223,7 @@ public final class TestPostgres {
             throw new IllegalStateException(PG_CTL + " and " + PGDATA + " must be set to stop or start " + url
                     + " (source .ci/postgres.sh)");
         }
-        List<String> command = new ArrayList<>();
-        if (runAs != null && !runAs.equals(System.getProperty("user.name"))) {
-            command.addAll(List.of("runuser", "-u", runAs, "--"));
-        }
+        List<String> command = new ArrayList<>(asServer);
         command.addAll(List.of(pgCtl, "-D", pgData));
         command.addAll(arguments);
         Path output = null;

@@ -14,7 +14,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -82,16 +81,12 @@ abstract class Archive implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------- SQLite
 
-    /** One SQLite file per collector: {@code dir/collector-<n>.db}. */
-    /**
-     * The archive two collectors share: a fresh PostgreSQL schema when a server is configured, else one SQLite file
-     * per collector, counted together.
-     */
-    static Archive sharedByTwo(Path dir) throws SQLException {
-        Optional<TestPostgres> postgres = TestPostgres.fromEnvironment();
-        return postgres.isPresent() ? postgres(postgres.get()) : sqlite(dir, 2);
+    /** The archive two collectors share: a fresh schema of the test PostgreSQL. */
+    static Archive sharedByTwo() throws SQLException {
+        return postgres(TestPostgres.require());
     }
 
+    /** One SQLite file per collector: {@code dir/collector-<n>.db}. */
     static Archive sqlite(Path dir, int collectors) {
         return new Archive() {
             @Override

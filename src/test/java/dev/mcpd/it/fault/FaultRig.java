@@ -79,7 +79,7 @@ final class FaultRig implements AutoCloseable {
 
         /** A primary and a secondary collector on one archive ({@link Archive#sharedByTwo}), the relay naming both. */
         Builder primaryAndSecondarySharingAnArchive() throws SQLException {
-            archive = Archive.sharedByTwo(dir);
+            archive = Archive.sharedByTwo();
             collectors = 2;
             return this;
         }

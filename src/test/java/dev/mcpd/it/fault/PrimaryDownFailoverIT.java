@@ -12,10 +12,8 @@ import org.junit.jupiter.api.Test;
  * health checks have passed the healthy threshold in a row (2 × 5 s at most), so the load goes on for
  * 22 s after its return — (its
  * {@code mcpd_relay_delivered_total{order="1"}} grows after its return), and every acknowledged request is archived
- * exactly once. On PostgreSQL (two collectors, one fresh schema) when {@code MCPD_TEST_POSTGRES_URL} is set; otherwise
- * one SQLite file each, added up — and then the primary is stopped with SIGTERM rather than SIGKILL, since an answer
- * lost by a kill would let the same request be stored once in each file, which no idempotency key can prevent across
- * two unshared stores.
+ * exactly once. The two collectors share one fresh schema of the test PostgreSQL: an answer lost by the kill is
+ * recognised as a re-send by the shared store.
  */
 class PrimaryDownFailoverIT extends FaultScenario {
 
@@ -35,12 +33,7 @@ class PrimaryDownFailoverIT extends FaultScenario {
             long to1BeforeDown = rig.delivered(1);
             long to2BeforeDown = rig.delivered(2);
             int ackedAtDown = senders.acknowledgedCount();
-            boolean shared = rig.archive.shared();
-            if (shared) {
-                rig.kill9Collector(0);
-            } else {
-                rig.terminateCollector(0);
-            }
+            rig.kill9Collector(0);
             Senders.sleep(DOWN_FOR);
             long to2WhileDown = rig.delivered(2) - to2BeforeDown;
             rig.startCollector(0);
@@ -59,10 +52,10 @@ class PrimaryDownFailoverIT extends FaultScenario {
                     to2WhileDown > 0);
             extra.put("failback: the primary's delivered count grows after its return (" + to1AtReturn + " → " + to1
                     + ")", to1 > to1AtReturn);
-            String notes = String.format("Primary %s at %d acked, back at %d acked. Relay delivered %d to the "
+            String notes = String.format("Primary SIGKILLed at %d acked, back at %d acked. Relay delivered %d to the "
                             + "primary (%d before it went down, %d after its return) and %d to the secondary (%d "
                             + "while the primary was down); failovers %d.",
-                    shared ? "SIGKILLed" : "SIGTERMed", ackedAtDown, ackedAtReturn, to1, to1BeforeDown,
+                    ackedAtDown, ackedAtReturn, to1, to1BeforeDown,
                     to1 - to1AtReturn, to2, to2WhileDown, failovers);
             rig.assertHolds(REQUESTS + " requests paced over " + (REQUESTS * PACE.toMillis() / 1000) + " s from "
                             + FaultRig.SENDERS + " senders; relay → primary, secondary collector; "
