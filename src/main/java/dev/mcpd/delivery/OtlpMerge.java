@@ -78,7 +78,8 @@ final class OtlpMerge {
     /**
      * The part {@code request} brings to a merge, or empty when it cannot be merged: not a POST of an OTLP export
      * path, a content type that is neither protobuf nor JSON, an encoding other than identity or gzip, gzip that does
-     * not inflate or inflates past {@code maxBytes}, or JSON that is not exactly one export request object.
+     * not inflate or inflates past {@code maxBytes}, protobuf that is not a run of whole fields, or JSON that is not
+     * exactly one UTF-8 export request object.
      */
     static Optional<Part> partOf(SpoolRequest request, long maxBytes) {
         if (!request.method().equals("POST")) {
@@ -94,7 +95,10 @@ final class OtlpMerge {
             return Optional.empty();
         }
         if (format.get() == Format.PROTOBUF) {
-            return Optional.of(new Part(signal.get(), Format.PROTOBUF, decoded.get()));
+            // Only a run of whole fields may be concatenated: one that ends inside a field (an open group) would
+            // take the entries after it into that field, and the receiver would never see them.
+            return decoded.filter(ProtobufWire::wholeFields)
+                    .map(bytes -> new Part(signal.get(), Format.PROTOBUF, bytes));
         }
         return jsonElements(decoded.get(), signal.get().field)
                 .map(elements -> new Part(signal.get(), Format.JSON, elements));
@@ -165,10 +169,13 @@ final class OtlpMerge {
                 if (!name.equals(field) || value != JsonToken.START_ARRAY || elements != null) {
                     return Optional.empty(); // another field, or the field twice: not for a merge to judge
                 }
-                int open = (int) parser.currentTokenLocation().getByteOffset();
+                long open = parser.currentTokenLocation().getByteOffset();
                 parser.skipChildren();
-                int close = (int) parser.currentTokenLocation().getByteOffset();
-                elements = trimmed(body, open + 1, close);
+                long close = parser.currentTokenLocation().getByteOffset();
+                if (open < 0 || close <= open || close > body.length) {
+                    return Optional.empty(); // read as characters, not bytes (UTF-16 or UTF-32): not sliced here
+                }
+                elements = trimmed(body, (int) open + 1, (int) close);
             }
             if (parser.currentToken() != JsonToken.END_OBJECT || parser.nextToken() != null || elements == null) {
                 return Optional.empty();

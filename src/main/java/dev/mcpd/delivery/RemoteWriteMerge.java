@@ -33,7 +33,6 @@ final class RemoteWriteMerge {
     static final String ENCODING = "snappy";
     private static final int TIMESERIES = 1;
     private static final int METADATA = 3;
-    private static final int LENGTH_DELIMITED = 2;
 
     private RemoteWriteMerge() {
     }
@@ -107,36 +106,20 @@ final class RemoteWriteMerge {
     static boolean wellFormed(byte[] message) {
         int at = 0;
         while (at < message.length) {
-            long[] tag = varint(message, at);
+            long[] tag = ProtobufWire.varint(message, at);
             if (tag == null) {
                 return false;
             }
             int field = (int) (tag[0] >>> 3);
-            if ((field != TIMESERIES && field != METADATA) || (tag[0] & 7) != LENGTH_DELIMITED) {
+            if ((field != TIMESERIES && field != METADATA) || (tag[0] & 7) != ProtobufWire.LENGTH_DELIMITED) {
                 return false;
             }
-            long[] length = varint(message, (int) tag[1]);
+            long[] length = ProtobufWire.varint(message, (int) tag[1]);
             if (length == null || length[0] < 0 || length[0] > message.length - length[1]) {
                 return false;
             }
             at = (int) (length[1] + length[0]);
         }
         return true;
-    }
-
-    /** {value, position after it}, or null when no whole varint of at most 64 bits starts at {@code at}. */
-    private static long[] varint(byte[] bytes, int at) {
-        long value = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (at >= bytes.length) {
-                return null;
-            }
-            int b = bytes[at++] & 0xff;
-            value |= (long) (b & 0x7f) << shift;
-            if (b < 0x80) {
-                return new long[] {value, at};
-            }
-        }
-        return null;
     }
 }

@@ -74,10 +74,17 @@ public final class ShipmentPacker {
         Grouping grouping = new Grouping(ShipmentPacker::mergeOf);
         for (SpoolEntry entry : taken) {
             int limit = limitOf(entry, atMost);
-            Optional<OtlpMerge.Part> part = limit > 1 ? OtlpMerge.partOf(entry.request(), maxBytes)
-                    : Optional.empty();
-            Optional<RemoteWriteMerge.Part> write = limit > 1 && part.isEmpty()
-                    ? RemoteWriteMerge.partOf(entry.request(), maxBytes) : Optional.empty();
+            Optional<OtlpMerge.Part> part;
+            Optional<RemoteWriteMerge.Part> write;
+            try {
+                part = limit > 1 ? OtlpMerge.partOf(entry.request(), maxBytes) : Optional.empty();
+                write = limit > 1 && part.isEmpty() ? RemoteWriteMerge.partOf(entry.request(), maxBytes)
+                        : Optional.empty();
+            } catch (RuntimeException unreadable) {
+                // A body no reader foresaw travels alone, as it came: never a fault that strands what was taken.
+                grouping.alone(entry);
+                continue;
+            }
             if (part.isPresent()) {
                 String key = part.get().signal() + "\n" + entry.request().contentType().toLowerCase(Locale.ROOT)
                         + "\n" + sharedHeadersOf(entry);

@@ -182,7 +182,15 @@ final class SpoolConsumer extends DefaultConsumer {
             bytes += next.get().request().body().length;
         }
         LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
-        List<Shipment> shipments = batches ? packer.pack(taken, limits) : packer.merge(taken, limits);
+        List<Shipment> shipments;
+        try {
+            shipments = batches ? packer.pack(taken, limits) : packer.merge(taken, limits);
+        } catch (RuntimeException e) {
+            // Never an entry stranded by a packing fault: what was taken goes one by one, as it was received.
+            LOG.error("entries from seq={} could not be packed together ({}): they go one by one", first.seq(),
+                    e.toString());
+            shipments = taken.stream().map(Shipment::single).toList();
+        }
         taken.forEach(entry -> atMost.remove(entry.seq()));
         return shipments;
     }

@@ -100,9 +100,81 @@ class OtlpMergeTest {
 
     @Test
     void aGzipBodyThatInflatesPastTheMergeLimitIsNotMerged() {
-        byte[] large = new byte[4096];
+        byte[] large = new byte[4096]; // one resource (field 1) of 4 093 bytes: a run of whole fields
+        large[0] = 0x0a;
+        large[1] = (byte) 0xfd;
+        large[2] = 0x1f;
         SpoolRequest request = request("/v1/traces", "application/x-protobuf", "gzip", gzip(large));
         assertTrue(OtlpMerge.partOf(request, 4096).isPresent());
         assertTrue(OtlpMerge.partOf(request, 4095).isEmpty());
+    }
+
+    /** The tag of field 99, an unknown one, opening a group ({@code START_GROUP}) or closing it ({@code END_GROUP}). */
+    static final byte[] OPEN_GROUP_99 = {(byte) 0x9b, 0x06};
+    static final byte[] CLOSE_GROUP_99 = {(byte) 0x9c, 0x06};
+
+    static byte[] concat(byte[]... parts) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (byte[] part : parts) {
+            out.writeBytes(part);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void anEntryThatEndsInsideAFieldIsNeverJoinedToAnother() throws Exception {
+        byte[] opens = concat(traces("a", "opens").toByteArray(), OPEN_GROUP_99);
+        byte[] victim = traces("b", "victim").toByteArray();
+        byte[] closes = concat(CLOSE_GROUP_99, traces("c", "closes").toByteArray());
+        // Why: joined, the open group would take the victim's resource in, and a receiver would never see its span.
+        ExportTraceServiceRequest swallowed = ExportTraceServiceRequest.parseFrom(concat(opens, victim, closes));
+        assertEquals(List.of("opens", "closes"), swallowed.getResourceSpansList().stream()
+                .flatMap(r -> r.getScopeSpans(0).getSpansList().stream()).map(Span::getName).toList());
+
+        assertTrue(OtlpMerge.partOf(request("/v1/traces", "application/x-protobuf", "", opens), LIMIT).isEmpty());
+        assertTrue(OtlpMerge.partOf(request("/v1/traces", "application/x-protobuf", "gzip", gzip(closes)), LIMIT)
+                .isEmpty());
+        assertTrue(OtlpMerge.partOf(request("/v1/traces", "application/x-protobuf", "", victim), LIMIT).isPresent());
+        byte[] wholeGroup = concat(victim, OPEN_GROUP_99, new byte[] {0x08, 0x01}, CLOSE_GROUP_99);
+        assertTrue(OtlpMerge.partOf(request("/v1/traces", "application/x-protobuf", "", wholeGroup), LIMIT)
+                .isPresent(), "an unknown field, a closed group among them, is a whole field");
+    }
+
+    @Test
+    void aRunOfWholeFieldsIsToldFromEveryWayAMessageCanEndInsideOne() {
+        assertTrue(ProtobufWire.wholeFields(new byte[0]));
+        assertTrue(ProtobufWire.wholeFields(new byte[] {0x08, (byte) 0x96, 0x01, 0x11, 1, 2, 3, 4, 5, 6, 7, 8, 0x1d,
+                1, 2, 3, 4, 0x22, 0x02, 'h', 'i'}), "varint, fixed64, fixed32, length-delimited");
+        List<byte[]> broken = List.of(
+                new byte[] {0x08, (byte) 0x96}, // a varint cut short
+                new byte[] {0x11, 1, 2, 3}, // fixed64 cut short
+                new byte[] {0x1d, 1, 2}, // fixed32 cut short
+                new byte[] {0x22, 0x05, 'h', 'i'}, // a length past the end
+                new byte[] {0x22, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff,
+                    (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x01}, // a length that is negative as a long
+                new byte[] {0x0e}, new byte[] {0x0f}, // wire types 6 and 7
+                new byte[] {0x00, 0x00}, // field number 0
+                OPEN_GROUP_99, CLOSE_GROUP_99,
+                concat(OPEN_GROUP_99, new byte[] {(byte) 0x0c}), // a group closed by another field's end tag
+                concat(new byte[] {0x0b}, OPEN_GROUP_99, CLOSE_GROUP_99)); // an outer group left open
+        for (byte[] message : broken) {
+            assertTrue(!ProtobufWire.wholeFields(message), java.util.HexFormat.of().formatHex(message));
+        }
+        byte[] deep = new byte[202];
+        for (int i = 0; i < 101; i++) {
+            deep[i] = 0x0b;
+            deep[201 - i] = 0x0c;
+        }
+        assertTrue(!ProtobufWire.wholeFields(deep), "groups nested past protobuf's own limit");
+        assertTrue(ProtobufWire.wholeFields(java.util.Arrays.copyOfRange(deep, 1, 201)), "100 deep");
+    }
+
+    @Test
+    void aJsonExportInUtf16IsNotSlicedButTravelsAlone() {
+        byte[] utf16 = "{\"resourceSpans\":[{\"resource\":{}}]}".getBytes(StandardCharsets.UTF_16BE);
+        assertTrue(OtlpMerge.jsonElements(utf16, "resourceSpans").isEmpty());
+        assertTrue(OtlpMerge.partOf(request("/v1/traces", "application/json", "", utf16), LIMIT).isEmpty());
+        byte[] withMark = "{\"resourceSpans\":[]}".getBytes(StandardCharsets.UTF_16);
+        assertTrue(OtlpMerge.partOf(request("/v1/traces", "application/json", "", withMark), LIMIT).isEmpty());
     }
 }

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import dev.mcpd.spool.DeadLetter;
+import dev.mcpd.testing.ReliabilityReport;
 import io.opentelemetry.proto.collector.trace.v1.ExportTracePartialSuccess;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
@@ -218,6 +219,65 @@ class OtlpMergeDeliveryTest {
             assertTrue(dead.get(0).answer().contains("span name not allowed"), dead.get(0).toString());
             long requests = collector.received().size();
             assertTrue(requests <= 30, requests + " requests found one refused entry among 41");
+        }
+    }
+
+    /** The tag of field 99, an unknown one, opening a group and closing it. */
+    private static final byte[] OPEN_GROUP_99 = {(byte) 0x9b, 0x06};
+    private static final byte[] CLOSE_GROUP_99 = {(byte) 0x9c, 0x06};
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] joined = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, joined, a.length, b.length);
+        return joined;
+    }
+
+    @Test
+    void exportsThatCannotBeJoinedSafelyTravelAloneAndHoldNothingUp() throws Exception {
+        // One sender's export ends inside an open group, another's begins with its end tag: joined, every export
+        // between them would become part of an unknown field. And a JSON export in UTF-16, which once stranded
+        // every entry its lane had taken.
+        byte[] opens = concat(traces("svc", "opens").toByteArray(), OPEN_GROUP_99);
+        byte[] closes = concat(CLOSE_GROUP_99, traces("svc", "closes").toByteArray());
+        byte[] utf16 = "{\"resourceSpans\":[{\"resource\":{}}]}".getBytes(StandardCharsets.UTF_16BE);
+        List<String> sent = new ArrayList<>();
+        spooled(relay -> {
+            sent.addAll(postTraces(relay, "before", 5));
+            assertEquals(200, post(relay, "/v1/traces", opens, "Content-Type", "application/x-protobuf",
+                    "Idempotency-Key", "opens"));
+            sent.addAll(postTraces(relay, "victim", 10));
+            assertEquals(200, post(relay, "/v1/traces", closes, "Content-Type", "application/x-protobuf",
+                    "Idempotency-Key", "closes"));
+            assertEquals(200, post(relay, "/v1/traces", utf16, "Content-Type", "application/json",
+                    "Idempotency-Key", "utf16"));
+            sent.addAll(postTraces(relay, "after", 5));
+        });
+        try (TestUpstream collector = collectorLike(); RunningRelay relay = relayTo(collector.url().toString())) {
+            await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
+            List<String> arrived = new ArrayList<>();
+            List<byte[]> alone = new ArrayList<>();
+            for (TestUpstream.Received r : collector.received()) {
+                byte[] body = "gzip".equals(r.header("Content-Encoding")) ? gunzip(r.body()) : r.body();
+                if (!r.uri().equals("/v1/traces")) {
+                    continue;
+                }
+                if (java.util.Arrays.equals(body, opens) || java.util.Arrays.equals(body, closes)
+                        || java.util.Arrays.equals(body, utf16)) {
+                    alone.add(body);
+                } else {
+                    arrived.addAll(spanNames(ExportTraceServiceRequest.parseFrom(body)));
+                }
+            }
+            boolean everySpan = sent.stream().sorted().toList().equals(arrived.stream().sorted().toList());
+            ReliabilityReport.assertHostile("a3-h1", "OTLP protobuf exports merged for an OTLP upstream: one ending"
+                            + " inside an open group of an unknown field, 10 others, one beginning with that group's"
+                            + " end tag; and a JSON export in UTF-16",
+                    "the three travel alone, byte for byte; every span of the others arrives, once; delivery goes on",
+                    arrived.size() + " of " + sent.size() + " spans of the others arrived"
+                            + (everySpan ? ", each once" : ", NOT each once") + "; " + alone.size()
+                            + " exports went alone; the spool emptied", everySpan && alone.size() == 3);
+            assertTrue(collector.received().size() < sent.size(), "the others still travel merged: "
+                    + collector.received().size() + " requests");
         }
     }
 
