@@ -85,6 +85,8 @@ public final class BatchReader implements Processor {
      */
     Batch read(RequestTarget target, String contentType, String contentEncoding, Optional<String> headerKey,
                long receivedAtMillis, byte[] body) {
+        refuseControlCharacters("Content-Type", contentType);
+        refuseControlCharacters("Content-Encoding", contentEncoding);
         Optional<String> key = headerKey.map(k -> {
             if (!SenderIdempotencyKey.isValid(k)) {
                 throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_IDEMPOTENCY_KEY, SenderIdempotencyKey.RULE);
@@ -97,6 +99,19 @@ public final class BatchReader implements Processor {
         Counted counted = count(body, contentEncoding);
         return new Batch(counted.key().or(() -> key), target.text(), contentType, contentEncoding, receivedAtMillis,
                 counted.accepted(), counted.rejected(), body);
+    }
+
+    /**
+     * HTTP never brings a control character in a header, but a relay batch's entry or a Kafka record's headers may:
+     * a store keeps text, and PostgreSQL refuses a NUL in it for good — the request would be read again for ever.
+     */
+    private static void refuseControlCharacters(String header, String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x20 && c != '\t' || c == 0x7f) {
+                throw IngestRefusal.badRequest(IngestRefusal.Kind.BAD_BODY, header + " holds a control character");
+            }
+        }
     }
 
     /** What a native batch says: its own key, if any, and its events, accepted (objects) and rejected (the rest). */

@@ -25,6 +25,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -225,6 +226,12 @@ public final class KafkaSource implements AutoCloseable {
             // keys make them duplicates.
             warnings.warn("commit", "source=" + address + " offsets not committed (the group rebalanced): the next"
                     + " owner reads " + records.count() + " records again, stored once by their keys");
+        } catch (RetriableException e) {
+            // The brokers did not answer in time (an outage longer than the client's minute): the source goes on,
+            // and the next commit carries these offsets too; read again before that, they are stored once by keys.
+            warnings.warn("commit", "source=" + address + " offsets not committed (" + e.getClass().getSimpleName()
+                    + "): the next commit carries them; " + records.count() + " records may be read again, stored"
+                    + " once by their keys");
         }
     }
 
