@@ -166,6 +166,8 @@ final class DeadCommand implements Callable<Integer> {
                 for (DeadLetter letter : letters) {
                     out.println(JSON.writeValueAsString(json(letter)));
                 }
+            } else if (letters.isEmpty()) {
+                out.println("no dead letters in " + config.relay().relaySpoolDir().resolve(DeadLetters.DIRECTORY));
             } else {
                 printTable(out, letters);
             }

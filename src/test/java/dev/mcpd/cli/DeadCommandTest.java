@@ -98,6 +98,18 @@ class DeadCommandTest {
     }
 
     @Test
+    void listOnASpoolWithoutDeadLettersSaysSoInOneLine() throws Exception {
+        Path empty = tmp.resolve("empty-spool");
+        Spool.open(empty.resolve("relay")).close();
+        McpdRun list = run(Map.of(), "relay", "--spool-dir", empty.toString(), "dead", "list");
+        assertEquals(0, list.status(), list.err());
+        assertEquals(List.of("no dead letters in " + empty.resolve("relay").resolve("dead")), list.outLines());
+        McpdRun json = run(Map.of(), "relay", "--spool-dir", empty.toString(), "dead", "list", "--json");
+        assertEquals(0, json.status(), json.err());
+        assertEquals("", json.out(), "no object: nothing to read");
+    }
+
+    @Test
     void listJsonIsOneObjectPerLineWithFullValues() throws Exception {
         McpdRun list = run(env, "relay", "dead", "list", "--json");
         assertEquals(0, list.status(), list.err());
