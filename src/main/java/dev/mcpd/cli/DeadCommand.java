@@ -1,11 +1,13 @@
 package dev.mcpd.cli;
 
-import dev.mcpd.config.InternalTuning;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.config.ByteSize;
 import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.DurationText;
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Role;
 import dev.mcpd.spool.DeadLetter;
@@ -45,7 +47,11 @@ import picocli.CommandLine.Spec;
         description = "See, replay or purge the dead letters in <spool-dir>/relay/dead/ (see docs/dead-letters.md).")
 final class DeadCommand implements Callable<Integer> {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Every character outside ASCII escaped, as {@code spool list --json} writes it: sender text is read in terminals
+     * too, where a bidirectional override or a C1 control would make a line read other than it is.
+     */
+    private static final ObjectMapper JSON = JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
     /** How long a replay beside a running relay waits for it to take the entries, before it says they still wait. */
     static final Duration TAKE_WAIT = InternalTuning.DEFAULT.replayWait();
     private static final int ANSWER_COLUMN = 60;

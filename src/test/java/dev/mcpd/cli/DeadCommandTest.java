@@ -150,6 +150,10 @@ class DeadCommandTest {
             assertTrue(show.out().contains("idempotency key  key-\\u202eevil"), show.out());
             assertTrue(show.out().contains("answer           a\\u2028b\\u200bc"), show.out());
             assertFalse(show.out().contains("\u202e"), "no bidirectional override reaches the terminal");
+            McpdRun json = run(env, "relay", "dead", "list", "--json");
+            assertEquals(0, json.status(), json.err());
+            assertFalse(json.out().contains("\u202e"), "nor through --json: " + json.out());
+            assertTrue(json.out().contains("key-\\u202Eevil"), json.out());
         }
         McpdRun bad = run(env, "relay", "dead", "show", "4.txt");
         assertEquals(2, bad.status());
