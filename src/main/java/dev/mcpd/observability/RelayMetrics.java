@@ -39,9 +39,9 @@ public final class RelayMetrics {
         // Micrometer keeps the object it reads only weakly: it must be one that lives as long as the relay.
         FunctionCounter.builder("mcpd.relay.expired", expiry, SpoolExpiry::expired)
                 .description("Requests that waited longer than --spool-max-age, moved to dead/").register(registry);
-        Gauge.builder("mcpd.relay.dead.letters", deadLetters, d -> d.census().count())
+        Gauge.builder("mcpd.relay.dead.letters", deadLetters, d -> d.recentCensus().count())
                 .description("Requests held in dead/ now (replay or purge them: mcpd relay dead)").register(registry);
-        Gauge.builder("mcpd.relay.dead.letter.bytes", deadLetters, d -> d.census().bytes())
+        Gauge.builder("mcpd.relay.dead.letter.bytes", deadLetters, d -> d.recentCensus().bytes())
                 .description("Bytes of the files in dead/").register(registry);
         Gauge.builder("mcpd.relay.spool.entries", spool, Spool::entries)
                 .description("Requests waiting in the spool (not yet delivered, including those being sent)")

@@ -109,10 +109,10 @@ public final class RelayStatus implements Processor {
         spoolNode.put("oldestSeconds", spool.oldestReceivedAtMillis()
                 .map(received -> Math.max(0, clock.millis() - received) / 1000).orElse(0L));
         spoolNode.put("outForDelivery", spool.outForDelivery());
-        spoolNode.put("deadLetters", deadLetters.count());
+        spoolNode.put("deadLetters", deadLetters.recentCensus().count());
         spoolNode.put("accepted", spool.accepted());
         spoolNode.put("refusedFull", spool.refusedFull());
-        DeadLetters.Census census = deadLetters.census();
+        DeadLetters.Census census = deadLetters.recentCensus();
         ObjectNode deadNode = root.putObject("deadLetters");
         deadNode.put("directory", deadLetters.directory().toString());
         deadNode.put("count", census.count());

@@ -180,6 +180,6 @@ public final class RelaySync implements Handler<RoutingContext> {
         response.setStatusCode(status).putHeader("Content-Type", "application/json")
                 .putHeader("mcpd-relay-id", spool.id())
                 .end("{\"relay\":\"" + spool.id() + "\",\"seq\":" + seq + ",\"pending\":" + pending
-                        + ",\"deadLettered\":" + deadLetters.countBetween(wait.from(), seq) + "}");
+                        + ",\"deadLettered\":" + deadLetters.recentCountBetween(wait.from(), seq) + "}");
     }
 }

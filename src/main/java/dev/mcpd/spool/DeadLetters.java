@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -66,6 +67,7 @@ public final class DeadLetters {
     private volatile ConcurrentSkipListSet<Long> seqs = new ConcurrentSkipListSet<>();
     private volatile Census census = new Census(0, 0, Optional.empty());
     private volatile long censusNanos;
+    private final AtomicBoolean rescanning = new AtomicBoolean();
 
     /** The relay's dead letters: creates dead/ if needed and removes what a crash left half-written. */
     public DeadLetters(Path relaySpoolDir) throws IOException {
@@ -133,6 +135,40 @@ public final class DeadLetters {
             }
         }
         return census;
+    }
+
+    /**
+     * What dead/ holds, without waiting for the directory: the last census, and — when that is over a second old — a
+     * new one started on a thread of its own, for the next look. For callers that must not block (an event loop
+     * answering {@code /metrics} or {@code /relay/status}): listing a dead/ of 150 000 files takes seconds.
+     */
+    public Census recentCensus() {
+        Census current = census;
+        rescanInBackgroundIfOld();
+        return current;
+    }
+
+    /** {@link #countBetween}, without waiting for the directory, as {@link #recentCensus()}. */
+    public long recentCountBetween(long from, long seq) {
+        ConcurrentSkipListSet<Long> current = seqs;
+        rescanInBackgroundIfOld();
+        return current.subSet(from, true, seq, true).size();
+    }
+
+    private void rescanInBackgroundIfOld() {
+        if (System.nanoTime() - censusNanos > CENSUS_MAX_AGE_NANOS && rescanning.compareAndSet(false, true)) {
+            Thread counter = new Thread(() -> {
+                try {
+                    rescan();
+                } catch (IOException e) {
+                    // the directory could not be read just now: the last census stands until the next look
+                } finally {
+                    rescanning.set(false);
+                }
+            }, "mcpd-dead-letter-census");
+            counter.setDaemon(true);
+            counter.start();
+        }
     }
 
     /** Entries moved to dead/ since this process started. */

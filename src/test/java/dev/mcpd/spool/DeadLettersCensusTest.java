@@ -40,4 +40,19 @@ class DeadLettersCensusTest {
         await().atMost(Duration.ofSeconds(3)).until(() -> relay.census().count() == 2);
         assertEquals(1, relay.countBetween(1, 2), "the barrier's count follows the purge too");
     }
+
+    @Test
+    void theCensusForAnEventLoopNeverReadsTheDirectoryOnItsCallersThread() throws Exception {
+        DeadLetters relay = new DeadLetters(dir);
+        for (long seq = 1; seq <= 3; seq++) {
+            relay.keep(entry(seq), new DeadLetters.Refusal("http://up", 400, Instant.now(), "refused", new byte[0]));
+        }
+        assertTrue(relay.purge(2)); // the census is now out of date: the next look must count again
+        // Listing a dead/ of 150 000 files took seconds, on the event loop that answers /metrics: the answer is the
+        // census as it stood, and the count is made elsewhere.
+        assertEquals(3, relay.recentCensus().count(), "what stood, not a listing made on this thread");
+        await().atMost(Duration.ofSeconds(3)).until(() -> relay.recentCensus().count() == 2);
+        assertEquals(1, relay.recentCountBetween(1, 2));
+        assertEquals(2, relay.census().count(), "the CLI's census waits for the directory");
+    }
 }
