@@ -109,22 +109,30 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
                 return;
             }
             HttpClientRequest request = made.result();
+            boolean[] due = {false}; // both callbacks run on the client's event loop
+            Runnable answerDue = () -> {
+                if (!due[0]) {
+                    due[0] = true;
+                    awaitWholeAnswer(request, done);
+                }
+            };
             request.response().onComplete(answered -> {
                 if (answered.failed()) {
                     done.answer(UpstreamAnswer.failed(answered.cause()));
                     return;
                 }
+                answerDue.run(); // an upstream may answer before it read the body, and then never read it
                 read(request, answered.result(), upstream, done);
             });
-            request.end(body).onSuccess(written -> awaitWholeAnswer(request, done));
+            request.end(body).onSuccess(written -> answerDue.run());
         });
     }
 
     /**
      * The idle timeout alone lets an answer that drips a byte now and then hold its entry for ever: once the request
-     * is written, the whole answer must come within the timeout, or the attempt is a timeout (and the stream or
-     * connection is reset). Writing the request itself is bounded by the idle timeout: a large body on a slow link
-     * takes as long as it needs while it moves.
+     * is written or the answer begun, whichever comes first, the whole answer must come within the timeout, or the
+     * attempt is a timeout (and the stream or connection is reset). Writing the request itself is bounded by the idle
+     * timeout: a large body on a slow link takes as long as it needs while it moves.
      */
     private void awaitWholeAnswer(HttpClientRequest request, Once done) {
         if (done.finished()) {

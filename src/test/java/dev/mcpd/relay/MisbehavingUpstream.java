@@ -33,6 +33,11 @@ final class MisbehavingUpstream implements AutoCloseable {
         NEVER,
         /** A byte every 200 ms of a 1 000-byte body: a pause never long enough for an idle timeout. */
         DRIP,
+        /**
+         * As {@link #DRIP}, begun as soon as the request's head is read: its body is never read, so a large one is
+         * never written whole.
+         */
+        DRIP_UNREAD,
         /** A 200 whose body is 1 GiB, sent as fast as it is read. */
         HUGE,
         /**
@@ -119,10 +124,15 @@ final class MisbehavingUpstream implements AutoCloseable {
                     out.flush();
                     return;
                 }
-                in.readNBytes(contentLength(head));
                 boolean check = head.startsWith("GET ");
+                Ending ending = check ? checks : deliveries;
                 (check ? checksAsked : deliveriesAsked).incrementAndGet();
-                answer(out, check ? checks : deliveries);
+                if (ending == Ending.DRIP_UNREAD) {
+                    answer(out, Ending.DRIP);
+                    return;
+                }
+                in.readNBytes(contentLength(head));
+                answer(out, ending);
             }
         } catch (IOException | InterruptedException e) {
             // the relay gave up on the connection, or the test is over
@@ -156,7 +166,7 @@ final class MisbehavingUpstream implements AutoCloseable {
                     Thread.sleep(100); // holding the connection open, as the broken upstream does
                 }
             }
-            case DRIP -> {
+            case DRIP, DRIP_UNREAD -> {
                 out.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 for (int i = 0; i < 1000 && !closed; i++) {
                     out.write('x');

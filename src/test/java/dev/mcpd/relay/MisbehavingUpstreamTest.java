@@ -62,6 +62,29 @@ class MisbehavingUpstreamTest {
     }
 
     @Test
+    void anAnswerThatDripsBeforeALargeRequestIsReadIsATimeoutToo() throws Exception {
+        // The upstream answers as soon as it has the head, never reads the 12 MiB body and drips its answer: the
+        // request is never written whole, and no pause is long enough for the idle timeout. The whole answer is
+        // still due within the delivery timeout of its first byte.
+        byte[] large = new byte[12 << 20];
+        java.util.Arrays.fill(large, (byte) 'x');
+        try (MisbehavingUpstream first = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE,
+                     MisbehavingUpstream.Ending.DRIP_UNREAD);
+             TestUpstream healthy = TestUpstream.start();
+             CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay(DeliveryTest.FAST, Map.of(), first.url() + "," + healthy.url())) {
+            assertEquals(200, DeliveryTest.post(relay, "/v1/traces", large, "Content-Type", "application/x-protobuf",
+                    "Idempotency-Key", "large"));
+            await().atMost(PATIENCE).until(() -> healthy.received().stream()
+                    .anyMatch(r -> java.util.Arrays.equals(r.body(), large)));
+            assertTrue(first.deliveriesAsked() >= 1, "the first upstream was tried first");
+            assertTrue(log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
+                    .contains("order=1 state=waiting") && e.getFormattedMessage().contains("no whole answer")),
+                    "the first upstream waits: a timeout");
+        }
+    }
+
+    @Test
     void anAnswerLargerThanTheCapFailsRetryablyAndTheEntryGoesToTheNextUpstream() throws Exception {
         assertTheEntryGoesToTheNextUpstream(MisbehavingUpstream.Ending.HUGE, "answer larger than 1024 KiB");
     }
