@@ -77,7 +77,9 @@ public final class CollectorBeans implements AutoCloseable {
 
     /** Opens the store named by {@code --data} and brings its schema up to date. */
     public static CollectorBeans open(McpdConfig config) {
-        return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data()), CLOCK));
+        // A replica frozen inside a transaction loses it within a pass: the lease then changes hands in time.
+        return new CollectorBeans(config, JdbcStore.open(StoreLocation.of(config.data()), CLOCK,
+                Optional.of(config.upkeep().leasePass())));
     }
 
     /**

@@ -78,6 +78,16 @@ public final class JdbcStore implements AutoCloseable {
 
     /** As {@link #open(StoreLocation)}, with the clock duplicates are stamped by. */
     public static JdbcStore open(StoreLocation location, InstantSource clock) {
+        return open(location, clock, Optional.empty());
+    }
+
+    /**
+     * As {@link #open(StoreLocation, InstantSource)}; on PostgreSQL the server ends any of this store's sessions
+     * that sits idle inside a transaction for longer than {@code idleInTransaction}. A replica frozen (paused, its
+     * host stalled) inside a deletion's transaction holds the lease row locked: without it, no other replica could
+     * take the lease for as long as the freeze lasted. None of the store's own transactions waits between statements.
+     */
+    public static JdbcStore open(StoreLocation location, InstantSource clock, Optional<Duration> idleInTransaction) {
         if (location.file().isPresent()) {
             try {
                 DurableDirectories.create(location.file().get().toAbsolutePath().getParent());
@@ -96,6 +106,10 @@ public final class JdbcStore implements AutoCloseable {
         config.setConnectionTimeout(2_000);
         config.setValidationTimeout(2_000);
         config.setInitializationFailTimeout(-1); // start even if the store is down; /readyz tells
+        if (location.dialect() == StoreLocation.Dialect.POSTGRES) {
+            idleInTransaction.ifPresent(limit -> config.setConnectionInitSql(
+                    "SET idle_in_transaction_session_timeout = " + Math.max(1, limit.toMillis())));
+        }
         HikariDataSource pool = new HikariDataSource(config);
         JdbcStore store = new JdbcStore(location, pool, clock);
         try {

@@ -103,9 +103,10 @@ final class EmbeddedTestPostgres {
     private static int portBelowEphemeralRange() throws IOException {
         int low = 32768;
         try {
-            low = Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim()
-                    .split("\\s+")[0]);
-        } catch (IOException | NumberFormatException unknown) {
+            // By lines: Files.readString trusts the size procfs reports, and reads one byte of it.
+            low = Integer.parseInt(Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0)
+                    .trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException unknown) {
             // Linux's default range starts at 32768
         }
         for (int tries = 0; tries < 200; tries++) {

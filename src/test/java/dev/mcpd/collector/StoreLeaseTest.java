@@ -57,6 +57,34 @@ class StoreLeaseTest {
     }
 
     @Test
+    void aHolderFrozenInsideAFencedTransactionLosesItsLockAndTheOtherTakesTheLeaseInTime() throws Exception {
+        Duration pass = Duration.ofSeconds(1);
+        Duration term = pass.multipliedBy(3);
+        try (JdbcStore holderStore = JdbcStore.open(StoreLocation.of(pg.postgres().url(pg.schema())),
+                java.time.InstantSource.system(), Optional.of(pass))) {
+            StoreLease a = new StoreLease(holderStore, "upkeep", "replica-a", term);
+            StoreLease b = new StoreLease(pg.store(), "upkeep", "replica-b", term);
+            assertTrue(a.takeOrRenew().held());
+            Connection frozen = holderStore.connection();
+            try {
+                frozen.setAutoCommit(false);
+                assertTrue(a.fence().stillHeld(frozen), "A locks the lease row to delete a chunk, then freezes");
+                // B keeps trying at every look, as at every pass; each try waits on the row A locked. The server
+                // ends A's idle transaction within a pass, and the lease, expired, is B's.
+                await("B takes the lease").atMost(term.plusSeconds(5)).pollInterval(Duration.ofMillis(100))
+                        .until(() -> b.takeOrRenew().held());
+                assertFalse(frozen.isValid(2), "the server ended the frozen holder's session");
+            } finally {
+                try {
+                    frozen.close();
+                } catch (java.sql.SQLException ended) {
+                    // the pool's rollback on a session the server ended: what a thawed holder meets too
+                }
+            }
+        }
+    }
+
+    @Test
     void onSqliteTheOneProcessAlwaysHoldsIt(@TempDir Path dir) throws Exception {
         try (JdbcStore sqlite = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
             StoreLease lease = new StoreLease(sqlite, "upkeep", "only", TERM);
