@@ -5,11 +5,13 @@ import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.logs.SenderText;
 import dev.mcpd.wire.KafkaRecordHeaders;
 import dev.mcpd.wire.RelayBatch;
+import dev.mcpd.wire.SenderDigest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -157,14 +159,21 @@ public final class KafkaSource implements AutoCloseable {
         return settings;
     }
 
-    /** Archives what the poll returned in one transaction; records that can never be archived are skipped. */
+    /**
+     * Archives what the poll returned, one store transaction per sender (keys belong to the sender the record names,
+     * as over HTTP); records that can never be archived are skipped.
+     */
     private void archive(ConsumerRecords<byte[], byte[]> records) {
         long now = clock.millis();
-        List<RelayBatchEntry> readable = new ArrayList<>(records.count());
+        Map<Sender, List<RelayBatchEntry>> bySender = new LinkedHashMap<>();
         for (ConsumerRecord<byte[], byte[]> record : records) {
-            RelayBatchEntry judged = reader.judge(requestOf(record), now);
+            Optional<String> named = header(record, KafkaRecordHeaders.SENDER);
+            RelayBatchEntry judged = named.isPresent() && !SenderDigest.isDigest(named.get())
+                    ? RelayBatchEntry.refused(400, KafkaRecordHeaders.SENDER + " is not a SHA-256 digest")
+                    : reader.judge(requestOf(record), now);
             if (judged.batch().isPresent()) {
-                readable.add(judged);
+                bySender.computeIfAbsent(named.map(Sender::new).orElse(Sender.NONE), s -> new ArrayList<>())
+                        .add(judged);
             } else {
                 metrics.sourceRecord("refused");
                 warnings.warn("refused-" + record.partition(), "source=" + address + " partition="
@@ -172,20 +181,21 @@ public final class KafkaSource implements AutoCloseable {
                         + judged.refusedStatus() + " " + SenderText.quote(judged.refusedReason()));
             }
         }
-        if (readable.isEmpty()) {
-            return;
-        }
-        long started = System.nanoTime();
-        List<Archived> archived;
-        try {
-            archived = store.archiveAll(Sender.NONE, readable.stream().map(e -> e.batch().orElseThrow()).toList());
-        } finally {
-            metrics.storeLatency(Duration.ofNanos(System.nanoTime() - started));
-        }
-        for (int i = 0; i < readable.size(); i++) {
-            Archived what = archived.get(i);
-            metrics.archived(ArchiveStep.pathOf(readable.get(i).batch().orElseThrow().target()), what);
-            metrics.sourceRecord(what.accepted() == 0 && what.duplicate() > 0 ? "duplicate" : "archived");
+        for (Map.Entry<Sender, List<RelayBatchEntry>> group : bySender.entrySet()) {
+            List<RelayBatchEntry> readable = group.getValue();
+            long started = System.nanoTime();
+            List<Archived> archived;
+            try {
+                archived = store.archiveAll(group.getKey(), readable.stream().map(e -> e.batch().orElseThrow())
+                        .toList());
+            } finally {
+                metrics.storeLatency(Duration.ofNanos(System.nanoTime() - started));
+            }
+            for (int i = 0; i < readable.size(); i++) {
+                Archived what = archived.get(i);
+                metrics.archived(ArchiveStep.pathOf(readable.get(i).batch().orElseThrow().target()), what);
+                metrics.sourceRecord(what.accepted() == 0 && what.duplicate() > 0 ? "duplicate" : "archived");
+            }
         }
     }
 

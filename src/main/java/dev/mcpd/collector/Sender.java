@@ -2,11 +2,8 @@ package dev.mcpd.collector;
 
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.http.VertxExchange;
+import dev.mcpd.wire.SenderDigest;
 import io.vertx.core.http.HttpServerRequest;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import org.apache.camel.Exchange;
 
 /**
@@ -27,7 +24,7 @@ public record Sender(String id) {
 
     /** The sender presenting this credential. */
     public static Sender presenting(String credential) {
-        return new Sender(HexFormat.of().formatHex(sha256(credential.getBytes(StandardCharsets.UTF_8))));
+        return new Sender(SenderDigest.of(credential));
     }
 
     /** The sender of the request on the exchange. */
@@ -42,15 +39,10 @@ public record Sender(String id) {
         if (authorization == null) {
             return NONE;
         }
-        boolean bearer = authorization.length() >= 7 && authorization.regionMatches(true, 0, "Bearer ", 0, 7);
-        return presenting(bearer ? authorization.substring(7).trim() : authorization);
+        return presenting(SenderDigest.credentialOf("Authorization", authorization));
     }
 
     static byte[] sha256(byte[] bytes) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("the JDK has no SHA-256", e);
-        }
+        return SenderDigest.sha256(bytes);
     }
 }

@@ -1,9 +1,11 @@
 package dev.mcpd.delivery;
 
+import dev.mcpd.config.Secret;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.upstream.Upstream;
 import dev.mcpd.wire.KafkaRecordHeaders;
 import dev.mcpd.wire.Otlp;
+import dev.mcpd.wire.SenderDigest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -31,11 +33,17 @@ public final class UpstreamKafka extends AsyncProcessorSupport {
 
     private final KafkaUpstreams clients;
     private final Duration checkTimeout;
+    /** The digest of {@code --upstream-key}: with it, every record presents the relay's key, as over HTTP. */
+    private final Optional<String> upstreamKeySender;
 
-    /** @param checkTimeout how long to ask the brokers whether a topic whose metadata never came exists */
-    public UpstreamKafka(KafkaUpstreams clients, Duration checkTimeout) {
+    /**
+     * @param checkTimeout how long to ask the brokers whether a topic whose metadata never came exists
+     * @param upstreamKey  {@code --upstream-key}: the sender every record names, as an HTTP upstream would see it
+     */
+    public UpstreamKafka(KafkaUpstreams clients, Duration checkTimeout, Optional<Secret> upstreamKey) {
         this.clients = clients;
         this.checkTimeout = checkTimeout;
+        this.upstreamKeySender = upstreamKey.map(key -> SenderDigest.of(key.reveal()));
     }
 
     @Override
@@ -48,6 +56,8 @@ public final class UpstreamKafka extends AsyncProcessorSupport {
         message.setHeader(KafkaConstants.KEY, request.idempotencyKey());
         KafkaRecordHeaders.of(request.method(), request.target(), request.contentType(), request.contentEncoding(),
                 request.idempotencyKey(), request.receivedAtMillis()).forEach(message::setHeader);
+        upstreamKeySender.or(() -> request.credential().map(c -> SenderDigest.of(SenderDigest.credentialOf(
+                c.header(), c.value())))).ifPresent(sender -> message.setHeader(KafkaRecordHeaders.SENDER, sender));
         request.forwarded().forEach(header -> message.setHeader(header.name(), header.value()));
         try {
             return clients.producer(exchange.getContext(), upstream).process(record, doneSync -> {

@@ -152,7 +152,8 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("upstreamFailover", new UpstreamFailover(board, new DeliveryOutcome(board, answerPolicy(), fates,
                 rejectedItems, attempts, oldestFirst, tuning.clock()), expiry, oldestFirst, streams));
         bind.accept("upstreamHttp", upstreamHttp);
-        bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.health().timeout()));
+        bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.health().timeout(),
+                config.relay().upstreamKey()));
         bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);

@@ -7,7 +7,8 @@ import java.util.Map;
  * The headers of a Kafka record that carries one request: what a collector needs to archive it as the request it
  * was. The record's value is the body bytes exactly, its key the idempotency key. Values are UTF-8 text; the
  * receive time is decimal epoch milliseconds. The sender's headers the relay forwards ({@code --forward-header}) come
- * after them under their own names. No credential is ever among them.
+ * after them under their own names. No credential is ever among them: a sender is named by its
+ * credential's digest.
  */
 public final class KafkaRecordHeaders {
 
@@ -18,6 +19,11 @@ public final class KafkaRecordHeaders {
     public static final String CONTENT_ENCODING = "content-encoding";
     public static final String IDEMPOTENCY_KEY = "idempotency-key";
     public static final String RECEIVED_AT = "mcpd-received-at";
+    /**
+     * Whose keys the record's are ({@link SenderDigest}): only when the request presented a credential, or the relay
+     * its {@code --upstream-key} — what an HTTP upstream would have seen.
+     */
+    public static final String SENDER = "mcpd-sender";
 
     private KafkaRecordHeaders() {
     }

@@ -11,6 +11,7 @@ import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.ReliabilityReport;
 import dev.mcpd.testing.TestKafka;
 import dev.mcpd.wire.KafkaRecordHeaders;
+import dev.mcpd.wire.SenderDigest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -146,6 +147,35 @@ class KafkaSourceTest {
             assertTrue(lines.stream().anyMatch(l -> l.contains("partition=0 offset=0 skipped, kept in the topic: ")),
                     lines.toString());
             await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 4);
+        }
+    }
+
+    @Test
+    void keysBelongToTheSenderARecordNamesAsOverHttp(TestKafka kafka) throws Exception {
+        // Two tenants pick the same key: over HTTP both are stored; through the topic too.
+        String topic = topic(kafka, 1);
+        byte[] a = "{\"events\":[{\"tenant\":\"a\"}]}".getBytes(StandardCharsets.UTF_8);
+        byte[] b = "{\"events\":[{\"tenant\":\"b\"}]}".getBytes(StandardCharsets.UTF_8);
+        ProducerRecord<String, byte[]> fromA = record(topic, "/v1/ingest", "application/json", "", "same", 1, a);
+        fromA.headers().add(KafkaRecordHeaders.SENDER, SenderDigest.of("tenant-a").getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, byte[]> fromB = record(topic, "/v1/ingest", "application/json", "", "same", 1, b);
+        fromB.headers().add(KafkaRecordHeaders.SENDER, SenderDigest.of("tenant-b").getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, byte[]> againA = record(topic, "/v1/ingest", "application/json", "", "same", 1, a);
+        againA.headers().add(KafkaRecordHeaders.SENDER, SenderDigest.of("tenant-a").getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, byte[]> lying = record(topic, "/v1/ingest", "application/json", "", "other", 1, a);
+        lying.headers().add(KafkaRecordHeaders.SENDER, "tenant-a".getBytes(StandardCharsets.UTF_8));
+        send(kafka, List.of(fromA, fromB, againA, lying));
+        String group = "group-" + UUID.randomUUID();
+        try (RunningCollector collector = collector(kafka, topic, group)) {
+            await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 4);
+            assertEquals(Map.of("same", 2), StoredBatches.countsByKey(collector.dataFile()),
+                    "A's and B's, each once: A's second copy is a duplicate, B's is not");
+            String scrape = metrics(collector);
+            assertTrue(scrape.contains("mcpd_collector_source_records_total{outcome=\"duplicate\"} 1.0"), scrape);
+            assertTrue(scrape.contains("mcpd_collector_source_records_total{outcome=\"refused\"} 1.0"),
+                    "a sender that is not a digest is refused: " + scrape);
+            assertTrue(scrape.contains("mcpd_collector_key_conflicts_total 0.0")
+                    || !scrape.contains("mcpd_collector_key_conflicts_total"), "no conflict: " + scrape);
         }
     }
 

@@ -17,6 +17,7 @@ import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestKafka;
+import dev.mcpd.wire.SenderDigest;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -128,6 +129,8 @@ class KafkaUpstreamTest {
         assertEquals("order-17", firstHeaders.remove("idempotency-key"));
         long receivedAt = Long.parseLong(firstHeaders.remove("mcpd-received-at"));
         assertTrue(receivedAt >= before && receivedAt <= after, "received at " + receivedAt);
+        assertEquals(SenderDigest.of("sender-secret-1"), firstHeaders.remove("mcpd-sender"),
+                "whose keys these are: the digest of the Bearer token, as a collector names the sender over HTTP");
         assertEquals(Map.of(), firstHeaders, "no other header: no content-encoding when none was sent");
 
         assertArrayEquals(compressed, second.value(), "still compressed, byte for byte");
@@ -138,7 +141,8 @@ class KafkaUpstreamTest {
         assertEquals("application/x-protobuf", secondHeaders.get("content-type"));
         assertEquals("gzip", secondHeaders.get("content-encoding"));
         assertEquals("tenant-a", secondHeaders.get("X-Scope-OrgID"), "a forwarded header, under its own name");
-        assertEquals(7, secondHeaders.size());
+        assertEquals(SenderDigest.of("sender-secret-2"), secondHeaders.get("mcpd-sender"));
+        assertEquals(8, secondHeaders.size());
 
         for (ConsumerRecord<String, byte[]> record : records) {
             String everything = record.key() + new String(record.value(), StandardCharsets.ISO_8859_1)
