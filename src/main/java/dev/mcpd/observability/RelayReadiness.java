@@ -43,11 +43,12 @@ public final class RelayReadiness implements Supplier<ProbeAnswer.Verdict> {
             return new ProbeAnswer.Verdict(503, "unavailable: spool not writable: " + writeProblem.get()
                     + "; requests are refused with 503 until a write succeeds");
         }
-        long bytes = spool.bytes();
+        long bytes = spool.boundedBytes();
         long max = spool.maxBytes();
         if (bytes >= max || spool.refusedFullWithin(FULL_MEMORY)) {
             return new ProbeAnswer.Verdict(503, "unavailable: spool full (" + bytes + " of " + max
-                    + " bytes); requests are refused with 503 until delivery frees space");
+                    + " bytes, dead letters included); requests are refused with 503 until delivery, or a replay or purge of"
+                    + " dead letters, frees space");
         }
         if (board.anyUp()) {
             return new ProbeAnswer.Verdict(200, "ok");

@@ -121,7 +121,9 @@ public final class RelayBeans implements AutoCloseable {
         Spool spool = Spool.open(config.relay().relaySpoolDir(),
                 Spool.Options.unbounded().withMaxBytes(config.relay().spoolMaxBytes()));
         try {
-            return new RelayBeans(config, tuning, spool, new DeadLetters(config.relay().relaySpoolDir()), upstreamTls);
+            DeadLetters dead = new DeadLetters(config.relay().relaySpoolDir());
+            spool.countAgainstBound(() -> dead.recentCensus().bytes());
+            return new RelayBeans(config, tuning, spool, dead, upstreamTls);
         } catch (IOException | RuntimeException e) {
             spool.close();
             throw e;

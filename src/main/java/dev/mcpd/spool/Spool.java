@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 
 /**
  * The relay's durable spool: a small append-only storage engine with group commit. No Camel types in here.
@@ -186,6 +187,20 @@ public final class Spool implements Closeable {
     /** The bound, in stored bytes. */
     public long maxBytes() {
         return bound.maxBytes();
+    }
+
+    /**
+     * Counts the bytes {@code kept} reports — what the relay keeps beside the spool, its dead letters — against the
+     * bound as well: what the relay writes to disk is bounded as a whole, and a sender whose requests are all refused
+     * for good fills it as any would. {@code kept} is read at every append: it must not block.
+     */
+    public void countAgainstBound(LongSupplier kept) {
+        bound.countBeside(kept);
+    }
+
+    /** The bytes that count against the bound: the spool's and those kept beside it. */
+    public long boundedBytes() {
+        return bytes() + bound.besideBytes();
     }
 
     /** Entries taken since start. */

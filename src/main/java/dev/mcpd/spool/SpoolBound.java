@@ -19,6 +19,8 @@ final class SpoolBound {
     /** Bytes stored plus bytes reserved by appends not yet committed: what admission compares with the bound. */
     private final AtomicLong claimed = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
+    /** Bytes kept beside the spool that count against the bound too (dead/): 0 until {@link #countBeside}. */
+    private volatile LongSupplier beside = () -> 0;
     private volatile long lastRefusedNanos = Long.MIN_VALUE;
 
     SpoolBound(long maxBytes) {
@@ -34,6 +36,16 @@ final class SpoolBound {
         return maxBytes;
     }
 
+    /** Counts {@code bytes} (read at every admission: it must not block) against the bound besides the spool's own. */
+    void countBeside(LongSupplier bytes) {
+        beside = bytes;
+    }
+
+    /** The bytes kept beside the spool that count against the bound now. */
+    long besideBytes() {
+        return Math.max(0, beside.getAsLong());
+    }
+
     /** What recovery found stored: the starting point of the accounting. */
     void recovered(long storedBytes) {
         claimed.set(storedBytes);
@@ -44,9 +56,10 @@ final class SpoolBound {
      * concurrent callers can never both slip past the bound: each reservation is one compare-and-set.
      */
     boolean reserve(long size) {
+        long kept = besideBytes();
         while (true) {
             long now = claimed.get();
-            if (now + size > maxBytes || now + size < 0) {
+            if (now + kept + size > maxBytes || now + size < 0) {
                 refusedOne();
                 return false;
             }
@@ -61,7 +74,8 @@ final class SpoolBound {
      * read (the append reserves, atomically, later). A "no" counts as a refusal.
      */
     boolean admits(long bodyBytes) {
-        long room = maxBytes - claimed.get() - RecordCodec.MIN_ENTRY_BYTES; // subtracted: a huge body cannot overflow
+        // subtracted: a huge body cannot overflow
+        long room = maxBytes - claimed.get() - besideBytes() - RecordCodec.MIN_ENTRY_BYTES;
         if (Math.max(bodyBytes, 0) > room) {
             refusedOne();
             return false;

@@ -125,4 +125,37 @@ class ReadinessTest {
             assertTrue(answer.body().startsWith("unavailable: spool full"), answer.body());
         }
     }
+
+    @Test
+    void deadLettersCountAgainstTheSpoolBoundAndAPurgeMakesRoomAgain() throws Exception {
+        // Every request refused for good: each one leaves the spool for dead/ at once. Without a bound on dead/, one
+        // sender grew it past 21 times the spool's bound in 12 s while /readyz said ok.
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(400));
+             RunningRelay relay = relay(upstream, Map.of("MCPD_SPOOL_MAX_BYTES", "64KiB"))) {
+            await().atMost(PATIENCE).until(() -> get(relay, "/readyz").body().equals("ok\n"));
+            int accepted = 0;
+            int status;
+            do {
+                status = post(relay, 1024);
+                if (status == 202) {
+                    accepted++;
+                    int kept = accepted;
+                    await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0
+                            && relay.application().deadLetters().census().count() == kept);
+                }
+            } while (status == 202 && accepted < 500);
+            assertEquals(503, status, "refused once dead/ holds the bound: " + accepted + " accepted");
+            assertTrue(accepted >= 20, "what fits went to dead/ first: " + accepted);
+            long held = relay.application().deadLetters().census().bytes();
+            assertTrue(held <= 64 * 1024 && held > 48 * 1024, "dead/ holds about the bound: " + held);
+            HttpResponse<String> answer = get(relay, "/readyz");
+            assertEquals(503, answer.statusCode());
+            assertTrue(answer.body().startsWith("unavailable: spool full"), answer.body());
+
+            for (long seq : relay.application().deadLetters().seqsOnDisk()) {
+                relay.application().deadLetters().purge(seq);
+            }
+            await().atMost(PATIENCE).until(() -> post(relay, 1024) == 202);
+        }
+    }
 }
