@@ -48,6 +48,9 @@ public final class RelayMetrics {
                 .register(registry);
         Gauge.builder("mcpd.relay.spool.bytes", spool, Spool::bytes)
                 .description("Bytes held in the spool").register(registry);
+        Gauge.builder("mcpd.relay.spool.max.bytes", spool, Spool::maxBytes)
+                .description("The spool's bound (--spool-max-bytes): the spool's bytes and its dead letters' together"
+                        + " never pass it").register(registry);
         Gauge.builder("mcpd.relay.spool.oldest.seconds", spool, s -> oldestAgeSeconds(s, clock))
                 .description("Age of the oldest waiting request, or 0").register(registry);
         Gauge.builder("mcpd.relay.spool.out.for.delivery", spool, Spool::outForDelivery)
