@@ -57,6 +57,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Everything the relay's routes refer to by name, and the properties they read: the one place the relay is wired,
@@ -64,6 +66,8 @@ import java.util.function.BiConsumer;
  * spool — after the routes stopped.
  */
 public final class RelayBeans implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RelayBeans.class);
 
     /** The relay's own paths, beside the probes: {@code /relay} and everything below it ({@code /relay/status}). */
     public static final RolePaths PATHS = new RolePaths(Set.of(), List.of("/relay"),
@@ -224,6 +228,12 @@ public final class RelayBeans implements AutoCloseable {
     public void close() throws IOException {
         upstreamHttp.stop();
         kafkaUpstreams.close();
+        // What an operator stopping the relay wants to know: what it still holds, and that nothing of it is lost.
+        long waiting = spool.entries();
+        long dead = deadLetters.recentCensus().count();
+        String held = waiting == 0 ? "the spool is empty" : waiting + " entries (" + spool.bytes()
+                + " bytes) stay in the spool, delivered after the next start";
+        LOG.info("stopped: {}{}", held, dead == 0 ? "" : "; " + dead + " dead letters in " + deadLetters.directory());
         spool.close();
     }
 }

@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mcpd.testing.CapturedLog;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -156,6 +158,23 @@ class ReadinessTest {
                 relay.application().deadLetters().purge(seq);
             }
             await().atMost(PATIENCE).until(() -> post(relay, 1024) == 202);
+        }
+    }
+
+    @Test
+    void aStoppingRelaySaysWhatStaysInTheSpool() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
+             CapturedLog log = new CapturedLog()) {
+            RunningRelay relay = relay(upstream, Map.of());
+            for (int i = 0; i < 3; i++) {
+                assertEquals(202, post(relay, 100));
+            }
+            long bytes = relay.application().spool().bytes();
+            relay.close();
+            List<String> lines = log.events("dev.mcpd.relay", ch.qos.logback.classic.Level.INFO).stream()
+                    .map(e -> e.getFormattedMessage()).filter(l -> l.startsWith("stopped: ")).toList();
+            assertEquals(List.of("stopped: 3 entries (" + bytes + " bytes) stay in the spool, delivered after the next"
+                    + " start"), lines);
         }
     }
 }
