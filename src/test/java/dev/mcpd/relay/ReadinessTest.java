@@ -175,6 +175,9 @@ class ReadinessTest {
                     .map(e -> e.getFormattedMessage()).filter(l -> l.startsWith("stopped: ")).toList();
             assertEquals(List.of("stopped: 3 entries (" + bytes + " bytes) stay in the spool, delivered after the next"
                     + " start"), lines);
+            assertEquals(723, bytes, "docs/operating.md's sample: three requests of 100 bytes as the spool keeps them");
+            assertTrue(java.nio.file.Files.readString(Path.of("docs/operating.md")).contains("`" + lines.get(0)),
+                    "docs/operating.md shows the line as the relay prints it");
         }
     }
 }
