@@ -21,7 +21,7 @@ public final class CollectorReadiness implements Supplier<ProbeAnswer.Verdict> {
         this(store, Optional::empty);
     }
 
-    /** @param sourceUnreachable why the Kafka source cannot be reached, while it cannot */
+    /** @param sourceUnreachable what keeps the Kafka source from its records, said of it, while something does */
     CollectorReadiness(JdbcStore store, Supplier<Optional<String>> sourceUnreachable) {
         this.store = store;
         this.sourceUnreachable = sourceUnreachable;
@@ -34,7 +34,7 @@ public final class CollectorReadiness implements Supplier<ProbeAnswer.Verdict> {
             return new ProbeAnswer.Verdict(503, "unavailable: the store does not answer: " + problem.get());
         }
         // HTTP ingest still works: the collector stays in the load balancer's pool, and says what is wrong.
-        return sourceUnreachable.get().map(why -> new ProbeAnswer.Verdict(200, "degraded: the Kafka source is"
-                + " unreachable: " + why)).orElseGet(() -> new ProbeAnswer.Verdict(200, "ok"));
+        return sourceUnreachable.get().map(what -> new ProbeAnswer.Verdict(200, "degraded: the Kafka source " + what))
+                .orElseGet(() -> new ProbeAnswer.Verdict(200, "ok"));
     }
 }

@@ -151,6 +151,8 @@ public final class KafkaSource implements AutoCloseable {
         // Offsets are committed by hand, after the store's transaction; a new group starts at the oldest record.
         settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // A missing topic is the operator's to create (with its partitions and replication): never by a subscription.
+        settings.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         settings.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, MAX_POLL_RECORDS);
         settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS);
         settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, SESSION_TIMEOUT_MS / 3);

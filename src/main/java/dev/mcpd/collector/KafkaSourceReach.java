@@ -13,20 +13,21 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Whether the Kafka source's brokers can be reached: every few seconds, on a thread of its own (the consumer's may be
- * held by a poll or a store transaction), it asks them for the topic. {@code /readyz} says the collector is degraded
- * while they do not answer; one log line at each change.
+ * Whether the Kafka source's brokers can be reached and hold its topic: every few seconds, on a thread of its own
+ * (the consumer's may be held by a poll or a store transaction), it asks them for the topic. {@code /readyz} says the
+ * collector is degraded while they do not answer or the topic does not exist; one log line at each change.
  */
 final class KafkaSourceReach implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
     static final Duration EVERY = Duration.ofSeconds(5);
     private static final Duration ANSWER_WITHIN = Duration.ofSeconds(3);
-    private static final String NOT_YET = "not yet checked";
+    private static final String NOT_YET = "is not yet checked";
 
     private final KafkaAddress address;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(run -> {
@@ -45,7 +46,10 @@ final class KafkaSourceReach implements AutoCloseable {
         thread.scheduleWithFixedDelay(this::check, 0, EVERY.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Why the brokers cannot be reached, while they cannot (and before the first check). */
+    /**
+     * What keeps the source from its records, said of it ("is unreachable: …", "has no topic … on its brokers …"),
+     * while something does (and before the first check).
+     */
     Optional<String> unreachable() {
         return unreachable;
     }
@@ -67,10 +71,13 @@ final class KafkaSourceReach implements AutoCloseable {
             now = Optional.empty();
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            now = Optional.of(cause.getClass().getSimpleName()
-                    + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
+            now = Optional.of(cause instanceof UnknownTopicOrPartitionException
+                    ? "has no topic " + address.topic() + " on its brokers (they answer): create it, the collector"
+                            + " never does"
+                    : "is unreachable: " + cause.getClass().getSimpleName()
+                            + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
         } catch (TimeoutException e) {
-            now = Optional.of("no answer within " + (ANSWER_WITHIN.toSeconds() + 1) + " s");
+            now = Optional.of("is unreachable: no answer within " + (ANSWER_WITHIN.toSeconds() + 1) + " s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
@@ -79,7 +86,7 @@ final class KafkaSourceReach implements AutoCloseable {
         unreachable = now;
         if (before.isPresent() != now.isPresent() || before.equals(Optional.of(NOT_YET))) {
             if (now.isPresent()) {
-                LOG.warn("source={} unreachable: {}", address, now.get());
+                LOG.warn("source={} {}", address, now.get());
             } else {
                 LOG.info("source={} reachable", address);
             }

@@ -232,6 +232,22 @@ class KafkaSourceTest {
     }
 
     @Test
+    void aTopicThatDoesNotExistIsSaidSoUntilItIsCreated(TestKafka kafka) throws Exception {
+        String topic = "missing-" + UUID.randomUUID();
+        String group = "group-" + UUID.randomUUID();
+        try (RunningCollector collector = collector(kafka, topic, group)) {
+            await().atMost(PATIENCE).until(() -> CollectorHttp.get(collector.uri("/readyz")).body().strip().equals(
+                    "degraded: the Kafka source has no topic " + topic + " on its brokers (they answer): create it,"
+                            + " the collector never does"));
+            kafka.createTopic(topic, 1, Map.of());
+            await().atMost(PATIENCE).until(() -> CollectorHttp.get(collector.uri("/readyz")).body().strip()
+                    .equals("ok"));
+            send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "created", 1, EMPTY)));
+            await().atMost(PATIENCE).until(() -> StoredBatches.withKey(collector.dataFile(), "created").isPresent());
+        }
+    }
+
+    @Test
     void whileItsBrokersCannotBeReachedTheCollectorSaysDegraded(@TempDir Path brokerDir) throws Exception {
         try (TestKafka kafka = TestKafka.start(brokerDir)) {
             String topic = topic(kafka, 1);
