@@ -36,21 +36,23 @@ public final class Options {
             "key the relay presents to every upstream", "none (each sender's key is passed on)", Secret::of,
             Role.RELAY);
     public static final Option<Long> SPOOL_MAX_BYTES = Option.of("--spool-max-bytes", "SIZE",
-            "spool bound, e.g. 512MiB; past it requests get 503", "1GiB",
+            "spool bound, dead letters included, e.g. 512MiB; past it requests get 503; at least 1B", "1GiB",
             text -> OptionValues.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<Long> MAX_BODY_BYTES = Option.of("--max-body-bytes", "SIZE",
             "larger request bodies get 413; at most 1GiB and a quarter of the heap", "16MiB",
             text -> Listener.checkMaxBodyBytes(ByteSize.parse(text)),
             Role.RELAY, Role.SERVE);
     public static final Option<Duration> REQUEST_TIMEOUT_SECONDS = Option.of("--request-timeout-seconds", "N",
-            "a request not fully read in time gets 408", "30",
+            "a request not fully read in time gets 408; 1 to " + Listener.MAX_REQUEST_TIMEOUT_SECONDS, "30",
             text -> Listener.checkRequestTimeout(Duration.ofSeconds(OptionValues.wholeNumber(text))),
             Role.RELAY, Role.SERVE);
     public static final Option<Integer> WORKERS = Option.of("--workers", "N",
-            "delivery lanes: each takes the oldest entries and sends them without waiting for answers", "4",
+            "delivery lanes: each takes the oldest entries and sends them without waiting for answers; 1 to "
+                    + DeliveryLanes.MAX_WORKERS, "4",
             text -> DeliveryLanes.checkWorkers(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> MAX_IN_FLIGHT = Option.of("--max-in-flight", "N",
-            "the most requests in flight to one upstream; the window adapts between 1 and N", "256",
+            "the most requests in flight to one upstream; the window adapts between 1 and N; 1 to "
+                    + DeliveryLanes.MAX_IN_FLIGHT, "256",
             text -> DeliveryLanes.checkMaxInFlight(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<String> ORDERED_PATH = Option.repeatable("--ordered-path", "MCPD_ORDERED_PATHS", "PATH",
             "entries to this path, or a prefix ending in *, travel in order: each stream (path, credential, forwarded"
@@ -64,10 +66,11 @@ public final class Options {
             "X-Scope-OrgID,X-Prometheus-Remote-Write-Version", Streams::checkForwardHeader, Role.RELAY);
     public static final Option<Integer> BATCH_MAX_ENTRIES = Option.of("--batch-max-entries", "N",
             "the most entries in one request: a relay batch to an mcpd collector, a merged OTLP request to another"
-                    + " upstream; 1: each alone",
+                    + " upstream; 1: each alone; 1 to " + DeliveryLanes.MAX_BATCH_ENTRIES,
             "256", text -> DeliveryLanes.checkBatchMaxEntries(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Long> BATCH_MAX_BYTES = Option.of("--batch-max-bytes", "SIZE",
-            "the most body bytes in one batch or merge (decoded, for a merge); a larger entry travels alone", "1MiB",
+            "the most body bytes in one batch or merge (decoded, for a merge); a larger entry travels alone; at"
+                    + " least 1B", "1MiB",
             text -> OptionValues.atLeastOneByte(ByteSize.parse(text)), Role.RELAY);
     public static final Option<String> PROBE_PATH = Option.of("--probe-path", "PATH",
             "path every upstream is asked with GET to check it: a dynamic check, not a static file", "/readyz",
@@ -78,22 +81,27 @@ public final class Options {
                     + " 2=http://gateway:13133/); N=off: not probed, its deliveries alone check it",
             UpstreamProbeAddress::parse, Role.RELAY);
     public static final Option<Duration> PROBE_INTERVAL_SECONDS = Option.of("--probe-interval-seconds", "N",
-            "time between checks of one upstream", "5",
+            "time between checks of one upstream; 1 to " + HealthChecks.MAX_PROBE_SECONDS, "5",
             text -> HealthChecks.checkProbeSeconds(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Duration> PROBE_TIMEOUT_SECONDS = Option.of("--probe-timeout-seconds", "N",
-            "a check answered later than this fails, even a 200; shorter than the interval", "2",
+            "a check answered later than this fails, even a 200; shorter than the interval; 1 to "
+                    + HealthChecks.MAX_PROBE_SECONDS, "2",
             text -> HealthChecks.checkProbeSeconds(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> HEALTHY_THRESHOLD = Option.of("--healthy-threshold", "N",
-            "successful checks in a row that bring an upstream back into service", "2",
+            "successful checks in a row that bring an upstream back into service; 1 to "
+                    + HealthChecks.MAX_THRESHOLD, "2",
             text -> HealthChecks.checkThreshold(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Integer> UNHEALTHY_THRESHOLD = Option.of("--unhealthy-threshold", "N",
-            "failed checks in a row (probes or deliveries) that take an upstream out of service", "3",
+            "failed checks in a row (probes or deliveries) that take an upstream out of service; 1 to "
+                    + HealthChecks.MAX_THRESHOLD, "3",
             text -> HealthChecks.checkThreshold(OptionValues.wholeNumber(text)), Role.RELAY);
     public static final Option<Set<Integer>> RETRYABLE_STATUS = Option.withoutDefault("--retryable-status", "CODES",
             "4xx statuses retried like a 5xx instead of dead-lettered, comma-separated (409,425); 408 and 429 always"
                     + " are", "none", DeadLetterPolicy::parseRetryableStatuses, Role.RELAY);
     public static final Option<Duration> SPOOL_MAX_AGE = Option.withoutDefault("--spool-max-age", "DURATION",
-            "an entry waiting longer (e.g. 24h) moves to dead/ as expired, kept and replayable", "none: nothing"
+            "an entry waiting longer (e.g. 24h) moves to dead/ as expired, kept and replayable; 1s to "
+                    + DurationText.format(DeadLetterPolicy.MAX_SPOOL_AGE),
+            "none: nothing"
                     + " expires", text -> DeadLetterPolicy.checkSpoolMaxAge(DurationText.parse(text)), Role.RELAY);
     public static final Option<Path> TLS_CERT = Option.withoutDefault("--tls-cert", "FILE",
             "the listener's certificate chain (PEM): HTTPS only, HTTP/1.1 and HTTP/2 by ALPN; with --tls-key; files"
@@ -119,13 +127,15 @@ public final class Options {
             text -> IngestAccess.checkQuota(OptionValues.wholeNumber(text)), Role.SERVE);
     public static final Option<Duration> LEASE_PASS_SECONDS = Option.of("--lease-pass-seconds", "N",
             "collector: how often the lease holder renews it (it expires three passes later) and the other replicas"
-                    + " try to take it", "10",
+                    + " try to take it; 1 to " + StoreUpkeep.MAX_LEASE_PASS_SECONDS, "10",
             text -> StoreUpkeep.checkLeasePass(OptionValues.wholeNumber(text)), Role.SERVE);
     public static final Option<Duration> DEDUP_WINDOW = Option.of("--dedup-window", "DURATION",
-            "collector: how long an idempotency key is remembered; a re-send later than this is stored again", "7d",
+            "collector: how long an idempotency key is remembered; a re-send later than this is stored again; 1m"
+                    + " to " + DurationText.format(StoreUpkeep.MAX_WINDOW), "7d",
             text -> StoreUpkeep.checkWindow(DurationText.parse(text)), Role.SERVE);
     public static final Option<Duration> RETENTION = Option.withoutDefault("--retention", "DURATION",
-            "collector: archived batches older than this (e.g. 90d) are deleted", "none: kept for ever",
+            "collector: archived batches older than this (e.g. 90d) are deleted; 1m to "
+                    + DurationText.format(StoreUpkeep.MAX_WINDOW), "none: kept for ever",
             text -> StoreUpkeep.checkWindow(DurationText.parse(text)), Role.SERVE);
     public static final Option<URI> SOURCE = Option.withoutDefault("--source", "URL",
             "collector: a Kafka topic (kafka://HOST:PORT[,HOST:PORT]/TOPIC) to consume and archive too, as a member of"
