@@ -139,7 +139,8 @@ class HelmChartTest {
         Map<String, Object> values = values();
         for (String path : List.of("image.repository", "image.tag", "relay.upstreams", "relay.ingestKey.secretName",
                 "relay.upstreamKey.secretName", "relay.spoolMaxBytes", "relay.workers", "relay.maxInFlight",
-                "relay.batchMaxEntries", "relay.batchMaxBytes", "relay.health.probePath",
+                "relay.batchMaxEntries", "relay.batchMaxBytes", "relay.orderedPaths", "relay.forwardHeaders",
+                "relay.health.probePath",
                 "relay.health.probeIntervalSeconds", "relay.health.probeTimeoutSeconds", "relay.health.healthyThreshold",
                 "relay.health.unhealthyThreshold", "relay.deadLetters.retryableStatus", "relay.deadLetters.spoolMaxAge",
                 "relay.persistence.size",
@@ -238,7 +239,9 @@ class HelmChartTest {
     static final Map<String, String> OPTIONAL_RELAY_SETTINGS = Map.of(
             "MCPD_RETRYABLE_STATUS", "relay.deadLetters.retryableStatus",
             "MCPD_SPOOL_MAX_AGE", "relay.deadLetters.spoolMaxAge",
-            "MCPD_UPSTREAM_PROBES", "relay.health.upstreamProbes");
+            "MCPD_UPSTREAM_PROBES", "relay.health.upstreamProbes",
+            "MCPD_ORDERED_PATHS", "relay.orderedPaths",
+            "MCPD_FORWARD_HEADERS", "relay.forwardHeaders");
     static final Map<String, String> OPTIONAL_COLLECTOR_SETTINGS = Map.of(
             "MCPD_RETENTION", "collector.retention");
 

@@ -142,10 +142,13 @@ class HelmTemplateTest {
     void theOptionsOfDeadLettersAndHealthChecksPassThroughAsVariables() throws Exception {
         Path example = examples().get(0);
         Map<String, Object> config = at(only(rendered("-f", example.toString(),
-                "--set", "relay.deadLetters.spoolMaxAge=7d", "--set", "relay.deadLetters.retryableStatus=409"),
+                "--set", "relay.deadLetters.spoolMaxAge=7d", "--set", "relay.deadLetters.retryableStatus=409",
+                "--set", "relay.orderedPaths={/api/v1/write,/otlp/*}", "--set", "relay.forwardHeaders={none}"),
                 "ConfigMap"), "data");
         assertEquals("7d", config.get("MCPD_SPOOL_MAX_AGE"));
         assertEquals("409", config.get("MCPD_RETRYABLE_STATUS"));
+        assertEquals("/api/v1/write,/otlp/*", config.get("MCPD_ORDERED_PATHS"));
+        assertEquals("none", config.get("MCPD_FORWARD_HEADERS"));
         assertTrue(config.containsKey("MCPD_PROBE_INTERVAL_SECONDS"), config.toString());
     }
 
