@@ -2,20 +2,26 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.upstream.Upstream;
+import dev.mcpd.upstream.UpstreamWindow;
 import java.util.Optional;
 import org.apache.camel.Exchange;
 
 /**
  * What the delivery route's steps hand each other on the exchange, in one place: the {@link Shipment} being delivered
- * (set by the spool consumer), the request it makes (set by {@link UpstreamRequest}), the upstream and target an attempt
- * goes to (set by the failover load balancer, read by the senders), what came back (set by the sender), and how the
- * exchange ends for each entry (set by the load balancer, read by the steps after it and by the spool consumer).
+ * and where it goes — the upstream, the target at it, the place in its window (set by the spool consumer's lane, which
+ * chose them before it packed the shipment) —, the request it makes (set by {@link UpstreamRequest}), what came back
+ * (set by the sender), and how the exchange ends for each entry (set by {@link DeliveryOutcome}, or by the lane when it
+ * was decided without a request; read by the steps after it and by the spool consumer).
  */
 final class DeliveryExchange {
 
     private static final String SHIPMENT = "mcpd.shipment";
     private static final String UPSTREAM = "mcpd.upstream";
     private static final String TARGET = "mcpd.upstream-target";
+    private static final String SLOT = "mcpd.upstream-slot";
+    private static final String STARTED = "mcpd.sent-at-nanos";
+    /** {@code http} or {@code kafka}: which sender the route runs (none when the outcome was decided unsent). */
+    static final String SEND_TO = "mcpdSendTo";
     private static final String REQUEST = "mcpd.request";
     private static final String ANSWER = "mcpd.answer";
     private static final String OUTCOME = "mcpd.outcome";
@@ -36,10 +42,26 @@ final class DeliveryExchange {
         return shipment(exchange).first();
     }
 
-    /** Where the attempt goes: the upstream, and the path and query at it. */
-    static void setDestination(Exchange exchange, Upstream upstream, String target) {
+    /**
+     * Where the attempt goes: the upstream, the path and query at it, and the place in its window the request holds
+     * until its answer is judged; sent from now.
+     */
+    static void setDestination(Exchange exchange, Upstream upstream, String target, UpstreamWindow.Slot slot) {
         exchange.setProperty(UPSTREAM, upstream);
         exchange.setProperty(TARGET, target);
+        exchange.setProperty(SLOT, slot);
+        exchange.setProperty(SEND_TO, upstream.isKafka() ? "kafka" : "http");
+        exchange.setProperty(STARTED, System.nanoTime());
+    }
+
+    /** The place in the upstream's window the attempt holds; empty when nothing was sent. */
+    static Optional<UpstreamWindow.Slot> slot(Exchange exchange) {
+        return Optional.ofNullable(exchange.getProperty(SLOT, UpstreamWindow.Slot.class));
+    }
+
+    /** When the attempt was sent, {@link System#nanoTime()}. */
+    static long sentAtNanos(Exchange exchange) {
+        return exchange.getProperty(STARTED, Long.class);
     }
 
     static Upstream upstream(Exchange exchange) {
@@ -50,7 +72,7 @@ final class DeliveryExchange {
         return exchange.getProperty(TARGET, String.class);
     }
 
-    /** The request every attempt of the shipment sends (set once, before the first). */
+    /** The request the attempt sends, made for its upstream. */
     static void setRequest(Exchange exchange, OutgoingRequest request) {
         exchange.setProperty(REQUEST, request);
     }
@@ -68,7 +90,7 @@ final class DeliveryExchange {
         return exchange.getProperty(ANSWER, UpstreamAnswer.class);
     }
 
-    /** How the exchange ends for each entry: set once, by the load balancer (or before it, when nothing can be sent). */
+    /** How the exchange ends for each entry: set once, by the judge of the answer (or by the lane, when nothing is sent). */
     static void setOutcome(Exchange exchange, ShipmentOutcome outcome) {
         exchange.setProperty(OUTCOME, outcome);
     }

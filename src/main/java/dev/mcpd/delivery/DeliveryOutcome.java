@@ -16,6 +16,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+import org.apache.camel.Route;
+import org.apache.camel.StatefulService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,12 +33,14 @@ import org.slf4j.LoggerFactory;
  * travel alone or in halves). A sender waiting for a delivered entry learns its answer here; one waiting for a
  * refused entry learns it once the dead letter is durable. An OTLP 200 that reports rejected items is a delivery —
  * the OTLP specification forbids retrying it — and the rejected items are counted ({@link RejectedItems}) and logged.
+ * As a step of the delivery route it judges the answer the sender put on the exchange; an exchange whose outcome was
+ * decided without a request passes.
  */
-public final class DeliveryOutcome {
+public final class DeliveryOutcome implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger("dev.mcpd.delivery.outcomes");
-    /** The lines the failover logged before the outcome was read here keep their logger: operators filter on it. */
-    private static final Logger FAILOVER = LoggerFactory.getLogger(UpstreamFailover.class);
+    /** The lines of failover keep the logger they always had: operators filter on it. */
+    private static final Logger FAILOVER = LoggerFactory.getLogger("dev.mcpd.delivery.UpstreamFailover");
 
     /** Per relay, not per process: a window of its own for each relay a JVM runs. */
     private final RateLimitedLog partialSuccesses = new RateLimitedLog(LOG, Duration.ofSeconds(10));
@@ -44,19 +50,52 @@ public final class DeliveryOutcome {
     private final AnswerPolicy policy;
     private final EntryFates fates;
     private final RejectedItems rejectedItems;
-    private final EntryAttempts attempts;
-    private final OldestFirst oldestFirst;
+    private final EntryRecords records;
     private final InstantSource clock;
 
     public DeliveryOutcome(UpstreamBoard board, AnswerPolicy policy, EntryFates fates, RejectedItems rejectedItems,
-                    EntryAttempts attempts, OldestFirst oldestFirst, InstantSource clock) {
+                           EntryRecords records, InstantSource clock) {
         this.board = board;
-        this.oldestFirst = oldestFirst;
         this.policy = policy;
         this.fates = fates;
         this.rejectedItems = rejectedItems;
-        this.attempts = attempts;
+        this.records = records;
         this.clock = clock;
+    }
+
+    /** The answer the sender put on the exchange, judged: the exchange's outcome. */
+    @Override
+    public void process(Exchange exchange) {
+        if (DeliveryExchange.outcome(exchange).isPresent()) {
+            return; // decided before anything was sent
+        }
+        Shipment shipment = DeliveryExchange.shipment(exchange);
+        UpstreamWindow.Slot slot = DeliveryExchange.slot(exchange).orElseThrow();
+        UpstreamAnswer answer = DeliveryExchange.answer(exchange);
+        if (answer == null) {
+            throw new IllegalStateException("the sender put no answer on the exchange");
+        }
+        ShipmentOutcome outcome;
+        if (answer.failure() != null && stopping(exchange)) {
+            slot.unused();
+            outcome = ShipmentOutcome.givenBack(shipment); // a client closed under it says nothing about the entry
+        } else {
+            outcome = answered(shipment, DeliveryExchange.upstream(exchange), slot, answer,
+                    Duration.ofNanos(System.nanoTime() - DeliveryExchange.sentAtNanos(exchange)));
+        }
+        if (!outcome.upstreamFailed()) {
+            records.movedOn(shipment.first().seq());
+        }
+        DeliveryExchange.setOutcome(exchange, outcome);
+    }
+
+    /** The relay is stopping, or its delivery route: clients may be closed under requests in flight. */
+    private static boolean stopping(Exchange exchange) {
+        if (exchange.getContext().isStopping() || exchange.getContext().isStopped()) {
+            return true;
+        }
+        Route route = exchange.getContext().getRoute(exchange.getFromRouteId());
+        return route == null || route.getConsumer() instanceof StatefulService consumer && !consumer.isRunAllowed();
     }
 
     /** The outcome of sending {@code shipment} to {@code upstream}, which answered {@code answer}. */
@@ -83,7 +122,7 @@ public final class DeliveryOutcome {
         }
         if (attempt.kind() == Attempt.Kind.RETRYABLE) {
             // Before its place is freed: no lane holding a newer entry may take the place and go first.
-            oldestFirst.givenBackAfterFailure(shipment);
+            records.failedOn(shipment.entries(), upstream.order());
             if (attempt.overloaded()) {
                 slot.dropped();
             } else {
@@ -241,7 +280,7 @@ public final class DeliveryOutcome {
      */
     private void recordFailure(List<SpoolEntry> entries, Upstream upstream, String what) {
         String line = "upstream=" + upstream.label() + " " + what;
-        entries.forEach(entry -> attempts.failed(entry, line));
+        entries.forEach(entry -> records.failed(entry, line));
     }
 
     /** Items an upstream took the request for and rejected: counted by signal, logged at most every 10 s. */

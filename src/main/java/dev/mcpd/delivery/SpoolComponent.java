@@ -26,11 +26,12 @@ public final class SpoolComponent extends DefaultComponent {
      * @param maxBodyBytes the largest entry there can be ({@code --max-body-bytes})
      * @param board        the upstreams: whether the first ready one takes batches
      * @param packer       how entries are packed into batches
-     * @param attempts     each entry's failed attempts, forgotten when it leaves the spool
+     * @param records      what delivery remembers of each entry out, forgotten when it leaves the spool
      * @param streams      what waits for its ordered stream's turn
+     * @param expiry       {@code --spool-max-age}: an entry that waited for an upstream past it goes to dead/
      */
     public record Lanes(DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes, UpstreamBoard board,
-                        ShipmentPacker packer, EntryAttempts attempts, OrderedStreams streams) {
+                        ShipmentPacker packer, EntryRecords records, OrderedStreams streams, SpoolExpiry expiry) {
     }
 
     /**

@@ -3,16 +3,16 @@ package dev.mcpd.delivery;
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
-import dev.mcpd.upstream.DeliveryStopped;
 import dev.mcpd.upstream.Upstream;
 import dev.mcpd.upstream.UpstreamBoard;
+import dev.mcpd.upstream.UpstreamWindow;
+import dev.mcpd.wire.RelayBatch;
+import dev.mcpd.wire.RequestTarget;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -22,29 +22,29 @@ import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Processor;
 import org.apache.camel.support.DefaultConsumer;
-import org.apache.camel.support.SynchronizationAdapter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Ships the spool: {@code workers} delivery lanes each take the oldest entry not yet out (waking as soon as one is
- * committed — no poll period) and start it through the route. When the first upstream that is not waiting takes relay
- * batches, the lane takes the entries waiting behind it too, up to a batch's worth, and packs them into batches of
- * entries that share a credential ({@link ShipmentPacker}). A lane is busy only until its shipment's request is sent:
- * the route waits for an upstream and a place in its window on the lane, then the request crosses the link
- * asynchronously and the lane takes the next entry. When the exchange completes — whichever thread its answer came
- * back on — each entry is removed from the spool (delivered, or kept in dead/) or given back, as the exchange's
- * {@link ShipmentOutcome} says (retried elsewhere, sent alone or in halves next time, the relay is stopping); when
- * something failed that is not the upstream's answer, the entries are given back after a pause. An entry is never out
- * twice at once.
+ * committed — no poll period) and deliver it in one straight line: choose the upstream and a place in its window
+ * ({@link UpstreamChoice}), then pack for that upstream — with the entries waiting behind it, up to a batch's worth, in
+ * relay batches of entries that share a credential when it takes them, in merged requests when it does not
+ * ({@link ShipmentPacker}), one record per entry for a Kafka topic — then start each shipment through the route, which
+ * makes the request, sends it, judges the answer and keeps what was refused. An entry of an ordered stream goes to its
+ * stream ({@link OrderedStreams}), whose turns are delivered the same way. A lane is busy only until its shipment's
+ * request is sent: the request crosses the link asynchronously and the lane takes the next entry. When the exchange
+ * completes — whichever thread its answer came back on — each entry is removed from the spool (delivered, or kept in
+ * dead/) or given back, as the exchange's {@link ShipmentOutcome} says (to the next upstream, alone or in halves next
+ * time, the relay is stopping); when something failed that is not the upstream's answer, the entries are given back
+ * after a pause. An entry is never out twice at once.
  */
 final class SpoolConsumer extends DefaultConsumer {
 
     private static final Logger LOG = LoggerFactory.getLogger(SpoolConsumer.class);
     /** How long a lane waits for an entry before it checks whether it should stop. */
     private static final Duration TAKE_WAIT = Duration.ofMillis(250);
-    /** An entry that failed unexpectedly goes out again only after this, so a broken entry cannot spin. */
-    private static final Duration AFTER_FAULT = Duration.ofSeconds(1);
+    private static final Duration AFTER_FAULT = ShipmentSettlement.AFTER_FAULT;
     /** How long a stop waits for requests in flight to be answered before it gives up on them. */
     private static final Duration STOP_WAIT = InternalTuning.DEFAULT.stopWait();
     /** How long a lane waits for more entries to fill a batch or merge while its upstream is busy. */
@@ -57,14 +57,12 @@ final class SpoolConsumer extends DefaultConsumer {
     private final long maxBodyBytes;
     private final UpstreamBoard board;
     private final ShipmentPacker packer;
-    private final EntryAttempts attempts;
+    /** What delivery remembers of each entry out and not finished. */
+    private final EntryRecords records;
+    private final UpstreamChoice chooser;
     /** What lanes took of ordered streams while a shipment of the same stream was out. */
     private final OrderedStreams streams;
-    /**
-     * Entries whose batch or merge could not go as one, and how many entries the request that carries each may hold
-     * next time (1: alone). Taken out when they are packed.
-     */
-    private final Map<Long, Integer> atMost = new ConcurrentHashMap<>();
+    private final ShipmentSettlement settlement;
     private final AtomicInteger inFlight = new AtomicInteger();
     private ExecutorService lanes;
     /** Starts a stream's next shipment once its last is settled (the answer came on an event loop: it must not wait). */
@@ -80,8 +78,10 @@ final class SpoolConsumer extends DefaultConsumer {
         this.maxBodyBytes = lanes.maxBodyBytes();
         this.board = lanes.board();
         this.packer = lanes.packer();
-        this.attempts = lanes.attempts();
+        this.records = lanes.records();
+        this.chooser = new UpstreamChoice(board, lanes.expiry(), records);
         this.streams = lanes.streams();
+        this.settlement = new ShipmentSettlement(spool, budget, records, streams, this::startTurn);
     }
 
     @Override
@@ -89,6 +89,7 @@ final class SpoolConsumer extends DefaultConsumer {
         super.doStart();
         var executors = getEndpoint().getCamelContext().getExecutorServiceManager();
         later = executors.newSingleThreadScheduledExecutor(this, "delivery-retry");
+        settlement.retryOn(later);
         streamTurns = executors.newFixedThreadPool(this, "delivery-streams", workers);
         lanes = executors.newFixedThreadPool(this, "delivery", workers);
         streams.lanes(workers);
@@ -103,14 +104,12 @@ final class SpoolConsumer extends DefaultConsumer {
             try {
                 Optional<SpoolEntry> first = take(lane, TAKE_WAIT);
                 if (first.isEmpty()) {
-                    streams.broughtNone(lane).forEach(this::startStream);
+                    streams.broughtNone(lane).forEach(this::deliverTurn);
                     continue;
                 }
                 busy.started();
                 try {
-                    for (Shipment shipment : shipmentsFrom(lane, first.get())) {
-                        start(shipment);
-                    }
+                    deliver(lane, first.get());
                 } finally {
                     busy.finished();
                 }
@@ -118,7 +117,7 @@ final class SpoolConsumer extends DefaultConsumer {
                 Thread.currentThread().interrupt();
                 return;
             } catch (IOException | RuntimeException e) {
-                streams.broughtNone(lane).forEach(this::startStream);
+                streams.broughtNone(lane).forEach(this::deliverTurn);
                 LOG.error("delivery lane could not take the next entry: {}", e.toString());
                 pause();
             }
@@ -145,21 +144,47 @@ final class SpoolConsumer extends DefaultConsumer {
     }
 
     /**
-     * The entry alone, or with those waiting behind it, packed: in relay batches when the first ready upstream takes
-     * them, else — when the entry is an OTLP export request — in merged requests.
+     * The lane's oldest entry, delivered: its ordered stream takes it, or the upstream is chosen (and a place in its
+     * window), then the entry is packed for that upstream — alone, or with those waiting behind it in relay batches
+     * or merged requests — and each shipment is sent.
      */
-    private List<Shipment> shipmentsFrom(int lane, SpoolEntry first) throws InterruptedException, IOException {
+    private void deliver(int lane, SpoolEntry first) throws InterruptedException, IOException {
         if (streams.ordered(first.request())) {
             // Its stream's turn, or it waits for it (held by the streams, out of the spool).
-            return streamShipments(streams.took(lane, first));
+            streams.took(lane, first).forEach(this::deliverTurn);
+            return;
         }
-        streams.broughtNone(lane).forEach(this::startStream);
-        Optional<Upstream> ready = board.firstReady();
-        boolean batches = packer.batching() && ready.isPresent() && !ready.get().isKafka()
-                && board.offerOnceProbed(ready.get(), UpstreamProbe.FIRST_ANSWER_WAIT).batches();
-        boolean merges = ready.isPresent() && !batches && !ready.get().isKafka() && packer.mergeable(first);
-        if (!batches && !merges || atMost.getOrDefault(first.seq(), Integer.MAX_VALUE) <= 1) {
-            atMost.remove(first.seq());
+        streams.broughtNone(lane).forEach(this::deliverTurn);
+        UpstreamChoice.Choice choice = chooser.choose(List.of(first), false, this::stopping);
+        if (choice instanceof UpstreamChoice.Decided decided) {
+            startDecided(Shipment.single(first), decided.outcome());
+            return;
+        }
+        UpstreamChoice.Chosen chosen = (UpstreamChoice.Chosen) choice;
+        List<Shipment> shipments = packedFor(lane, chosen.upstream(), first);
+        send(shipments.get(0), chosen.upstream(), chosen.slot());
+        for (Shipment next : shipments.subList(1, shipments.size())) {
+            Optional<UpstreamWindow.Slot> place = chooser.anotherPlace(chosen.upstream(), next, this::stopping);
+            if (place.isPresent()) {
+                send(next, chosen.upstream(), place.get());
+            } else {
+                settlement.giveBack(next.entries()); // first in line, packed again for the upstream that comes next
+            }
+        }
+    }
+
+    /**
+     * The entry alone, or with those waiting behind it, packed for {@code upstream}: in relay batches when it takes
+     * them, else — when the entry is an OTLP export request — in merged requests; a Kafka topic takes one record per
+     * entry.
+     */
+    private List<Shipment> packedFor(int lane, Upstream upstream, SpoolEntry first)
+            throws InterruptedException, IOException {
+        if (upstream.isKafka() || !packer.batching() || records.sendAtMost(first.seq()) <= 1) {
+            return List.of(Shipment.single(first));
+        }
+        boolean batches = board.offerOnceProbed(upstream, UpstreamProbe.FIRST_ANSWER_WAIT).batches();
+        if (!batches && !packer.mergeable(first)) {
             return List.of(Shipment.single(first));
         }
         List<SpoolEntry> taken = new ArrayList<>(List.of(first));
@@ -168,9 +193,9 @@ final class SpoolConsumer extends DefaultConsumer {
         while (taken.size() < packer.maxEntries() && bytes < packer.maxBytes()) {
             Optional<SpoolEntry> next = takeUnordered(lane, Duration.ZERO);
             if (next.isEmpty()) {
-                // Under load (requests to it in flight already), a moment's wait fills the request: fewer, larger
-                // requests for the same entries. At rest nothing waits.
-                if (lingerUntil == 0 && board.window(ready.get()).inFlight() > 0) {
+                // Under load (other requests to it in flight already, beside the place this one holds), a moment's
+                // wait fills the request: fewer, larger requests for the same entries. At rest nothing waits.
+                if (lingerUntil == 0 && board.window(upstream).inFlight() > 1) {
                     lingerUntil = System.nanoTime() + LINGER.toNanos();
                 }
                 long left = lingerUntil - System.nanoTime();
@@ -181,18 +206,23 @@ final class SpoolConsumer extends DefaultConsumer {
             taken.add(next.get());
             bytes += next.get().request().body().length;
         }
-        LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
-        List<Shipment> shipments;
-        try {
-            shipments = batches ? packer.pack(taken, limits) : packer.merge(taken, limits);
-        } catch (RuntimeException e) {
-            // Never an entry stranded by a packing fault: what was taken goes one by one, as it was received.
-            LOG.error("entries from seq={} could not be packed together ({}): they go one by one", first.seq(),
-                    e.toString());
-            shipments = taken.stream().map(Shipment::single).toList();
+        return packed(upstream, batches, taken);
+    }
+
+    /** {@code taken} packed for an upstream that takes relay batches, or not; never a fault that strands them. */
+    private List<Shipment> packed(Upstream upstream, boolean batches, List<SpoolEntry> taken) {
+        if (taken.size() == 1 && !batches) {
+            return List.of(Shipment.single(taken.get(0)));
         }
-        taken.forEach(entry -> atMost.remove(entry.seq()));
-        return shipments;
+        LongToIntFunction limits = records::sendAtMost;
+        try {
+            return batches ? packer.pack(taken, limits) : packer.merge(taken, limits);
+        } catch (RuntimeException e) {
+            // What was taken goes one by one, as it was received.
+            LOG.error("entries from seq={} could not be packed together for upstream={} ({}): they go one by one",
+                    taken.get(0).seq(), upstream.label(), e.toString());
+            return taken.stream().map(Shipment::single).toList();
+        }
     }
 
     /**
@@ -204,52 +234,45 @@ final class SpoolConsumer extends DefaultConsumer {
         while (true) {
             Optional<SpoolEntry> next = take(lane, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             if (next.isPresent() && streams.ordered(next.get().request())) {
-                streamShipments(streams.took(lane, next.get())).forEach(this::start);
+                streams.took(lane, next.get()).forEach(this::deliverTurn);
                 continue;
             }
-            streams.broughtNone(lane).forEach(this::startStream);
+            streams.broughtNone(lane).forEach(this::deliverTurn);
             return next;
         }
     }
 
-    private void startStream(List<SpoolEntry> turn) {
-        streamShipment(turn).forEach(this::start);
-    }
-
-    private List<Shipment> streamShipments(List<List<SpoolEntry>> turns) {
-        List<Shipment> shipments = new ArrayList<>();
-        turns.forEach(turn -> shipments.addAll(streamShipment(turn)));
-        return shipments;
-    }
-
     /**
-     * The next shipment of a stream, of the entries it may carry (oldest first): batched or merged as any entries
-     * would be for the first ready upstream; those that cannot travel in it wait for the stream's next turn.
+     * A stream's turn, delivered as any entries are — the upstream chosen, the entries packed for it — but only its
+     * first shipment goes: the entries that cannot travel in it wait for the stream's next turn.
      */
-    private List<Shipment> streamShipment(List<SpoolEntry> turn) {
+    private void deliverTurn(List<SpoolEntry> turn) {
         if (turn.isEmpty()) {
-            return List.of();
+            return;
         }
-        Optional<Upstream> ready = board.firstReady();
-        LongToIntFunction limits = seq -> atMost.getOrDefault(seq, Integer.MAX_VALUE);
-        List<Shipment> packed = List.of(Shipment.single(turn.get(0)));
+        UpstreamChoice.Choice choice;
         try {
-            if (turn.size() > 1 && ready.isPresent() && !ready.get().isKafka()) {
-                packed = packer.batching() && board.offer(ready.get()).batches() ? packer.pack(turn, limits)
-                        : packer.merge(turn, limits);
-            }
-        } catch (RuntimeException e) {
-            // Never a stream held up by a packing fault: its oldest entry goes alone, as it was received.
-            LOG.error("entries of an ordered stream from seq={} could not be packed together ({}): they go one by"
-                    + " one", turn.get(0).seq(), e.toString());
+            choice = chooser.choose(turn, true, this::stopping);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            choice = new UpstreamChoice.Decided(ShipmentOutcome.givenBack(Shipment.batchOf(turn)));
+        }
+        if (choice instanceof UpstreamChoice.Decided decided) {
+            startDecided(turn.size() == 1 ? Shipment.single(turn.get(0)) : Shipment.batchOf(turn), decided.outcome());
+            return;
+        }
+        UpstreamChoice.Chosen chosen = (UpstreamChoice.Chosen) choice;
+        Upstream upstream = chosen.upstream();
+        List<Shipment> packed = List.of(Shipment.single(turn.get(0)));
+        if (turn.size() > 1 && !upstream.isKafka() && packer.batching()) {
+            packed = packed(upstream, board.offer(upstream).batches(), turn);
         }
         Shipment first = packed.get(0);
-        first.entries().forEach(entry -> atMost.remove(entry.seq()));
         List<SpoolEntry> later = turn.subList(first.size(), turn.size());
         if (!later.isEmpty()) {
             streams.notSent(later);
         }
-        return List.of(first);
+        send(first, upstream, chosen.slot());
     }
 
     /** A stream's turn came on a thread that must not wait: its shipment starts on one that may. */
@@ -262,24 +285,56 @@ final class SpoolConsumer extends DefaultConsumer {
             if (turns == null || turns.isShutdown() || !isRunAllowed()) {
                 throw new java.util.concurrent.RejectedExecutionException("stopping");
             }
-            turns.execute(() -> startStream(turn));
+            turns.execute(() -> deliverTurn(turn));
         } catch (java.util.concurrent.RejectedExecutionException stopping) {
-            giveBackToSpool(turn); // the relay is stopping: the next start sends them, in order
+            settlement.giveBack(turn); // the relay is stopping: the next start sends them, in order
         }
     }
 
-    private void giveBackToSpool(List<SpoolEntry> entries) {
-        for (SpoolEntry entry : entries) {
-            budget.give(entry.request().body().length);
-            spool.release(entry.seq());
+    /**
+     * The shipment goes to {@code upstream}, holding {@code slot}: the request is made for it and sent, unless the
+     * entry cannot be sent there at all (its target or method) — the entry's fault, not the upstream's: it goes to
+     * dead/, and no upstream waits for it.
+     */
+    private void send(Shipment shipment, Upstream upstream, UpstreamWindow.Slot slot) {
+        String target = shipment.batch() ? RelayBatch.PATH : shipment.first().request().target();
+        String at;
+        try {
+            at = upstream.isKafka() ? target : upstream.targetFor(target); // a record's header says its target
+        } catch (RequestTarget.InvalidTarget e) {
+            slot.unused();
+            startDecided(shipment, ShipmentOutcome.deadLettered(shipment.first(),
+                    PermanentRefusal.unsendable(upstream.label(), e.getMessage())));
+            return;
         }
+        Optional<PermanentRefusal> unsendable = upstream.isKafka() || shipment.size() > 1 ? Optional.empty()
+                : UpstreamRequest.unsendable(shipment.first().request(), upstream.label());
+        if (unsendable.isPresent()) {
+            slot.unused();
+            startDecided(shipment, ShipmentOutcome.deadLettered(shipment.first(), unsendable.get()));
+            return;
+        }
+        shipment.entries().forEach(entry -> records.packed(entry.seq()));
+        records.sending(shipment);
+        board.sending(upstream);
+        start(shipment, exchange -> DeliveryExchange.setDestination(exchange, upstream, at, slot));
     }
 
-    private void start(Shipment shipment) {
+    /** An exchange for entries whose outcome was decided without a request: the steps after the sender see it. */
+    private void startDecided(Shipment shipment, ShipmentOutcome outcome) {
+        start(shipment, exchange -> DeliveryExchange.setOutcome(exchange, outcome));
+    }
+
+    private boolean stopping() {
+        return !isRunAllowed() || getEndpoint().getCamelContext().isStopping();
+    }
+
+    private void start(Shipment shipment, java.util.function.Consumer<Exchange> where) {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
         DeliveryExchange.setShipment(exchange, shipment);
-        exchange.getExchangeExtension().addOnCompletion(new ShipmentCompletion(shipment));
+        where.accept(exchange);
+        exchange.getExchangeExtension().addOnCompletion(settlement.of(shipment));
         inFlight.incrementAndGet();
         // The callback only counts: what happens to the entries is decided when the exchange completes.
         getAsyncProcessor().process(exchange, doneSync -> {
@@ -289,138 +344,6 @@ final class SpoolConsumer extends DefaultConsumer {
                 }
             }
         });
-    }
-
-    /**
-     * Once a shipment's exchange has completed: each entry delivered or kept in dead/ leaves the spool; each given
-     * back returns to it, first in line, with the most entries the request that carries it next may hold.
-     */
-    private final class ShipmentCompletion extends SynchronizationAdapter {
-        private final Shipment shipment;
-
-        ShipmentCompletion(Shipment shipment) {
-            this.shipment = shipment;
-        }
-
-        @Override
-        public void onComplete(Exchange exchange) {
-            Optional<ShipmentOutcome> outcome = DeliveryExchange.outcome(exchange);
-            if (outcome.isEmpty()) {
-                afterFault("it ended without an outcome"); // every step that ends an exchange gives it one
-                return;
-            }
-            if (streams.ordered(shipment)) {
-                settleStream(outcome.get());
-                return;
-            }
-            budget.give(shipment.bytes());
-            List<ShipmentOutcome.Fate> fates = outcome.get().fates();
-            long[] finished = new long[fates.size()];
-            int count = 0;
-            for (ShipmentOutcome.Fate fate : fates) {
-                long seq = fate.entry().seq();
-                if (fate instanceof ShipmentOutcome.GivenBack back) {
-                    if (back.sendAtMost() != ShipmentOutcome.AS_PACKED) {
-                        atMost.put(seq, back.sendAtMost());
-                    }
-                    spool.release(seq);
-                    continue;
-                }
-                attempts.finished(seq);
-                finished[count++] = seq;
-            }
-            if (count > 0) {
-                leaveTheSpool(finished, count);
-            }
-        }
-
-        /** The first {@code count} of {@code finished} were delivered, or kept in dead/: they leave the spool. */
-        private void leaveTheSpool(long[] finished, int count) {
-            try {
-                spool.done(finished, count);
-            } catch (IOException | RuntimeException e) {
-                LOG.error("seq={}{} delivered, not all removed from the spool: {}", finished[0],
-                        count > 1 ? " and " + (count - 1) + " more" : "", e.toString());
-            }
-        }
-
-        @Override
-        public void onFailure(Exchange exchange) {
-            afterFault(String.valueOf(exchange.getException()));
-        }
-
-        /**
-         * An ordered stream's shipment is settled: what left the spool (delivered, or kept in dead/) is made durable
-         * first — a restart or power cut must never send it again after a newer entry of its stream was delivered —
-         * and then the stream's next shipment starts: what was given back first, else what waits behind it. Entries
-         * given back stay with the stream, holding their share of the budget.
-         */
-        private void settleStream(ShipmentOutcome outcome) {
-            List<SpoolEntry> givenBack = new ArrayList<>();
-            long[] finished = new long[outcome.fates().size()];
-            int count = 0;
-            for (ShipmentOutcome.Fate fate : outcome.fates()) {
-                SpoolEntry entry = fate.entry();
-                if (fate instanceof ShipmentOutcome.GivenBack back) {
-                    if (back.sendAtMost() != ShipmentOutcome.AS_PACKED) {
-                        atMost.put(entry.seq(), back.sendAtMost());
-                    }
-                    givenBack.add(entry);
-                    continue;
-                }
-                budget.give(entry.request().body().length);
-                attempts.finished(entry.seq());
-                finished[count++] = entry.seq();
-            }
-            String stream = OrderedStreams.streamOf(shipment.first().request());
-            if (count == 0) {
-                startTurn(streams.settled(stream, givenBack));
-                return;
-            }
-            leaveTheSpool(finished, count);
-            whenDurable(stream, givenBack);
-        }
-
-        /** Once the spool's record of what left is on disk, the stream's next turn; until then it waits. */
-        private void whenDurable(String stream, List<SpoolEntry> givenBack) {
-            spool.doneDurably().whenComplete((durable, failure) -> {
-                if (failure == null) {
-                    startTurn(streams.settled(stream, givenBack));
-                    return;
-                }
-                LOG.error("the record of deliveries of an ordered stream could not be forced ({}): its next entries"
-                        + " wait, and it is tried again in {} s", failure.getMessage(), AFTER_FAULT.toSeconds());
-                ScheduledExecutorService scheduler = later;
-                if (scheduler != null && !scheduler.isShutdown()) {
-                    scheduler.schedule(() -> whenDurable(stream, givenBack), AFTER_FAULT.toMillis(),
-                            TimeUnit.MILLISECONDS);
-                } else {
-                    giveBackToSpool(streams.settled(stream, givenBack));
-                }
-            });
-        }
-
-        /** Something failed that is not the upstream's answer: the entries go out again after a pause. */
-        private void afterFault(String what) {
-            LOG.error("delivery of seq={}{} failed and it stays in the spool: {}", shipment.first().seq(),
-                    shipment.size() > 1 ? " and " + (shipment.size() - 1) + " more" : "", what);
-            ScheduledExecutorService scheduler = later;
-            if (scheduler == null || scheduler.isShutdown()) {
-                releaseAll();
-            } else {
-                scheduler.schedule(this::releaseAll, AFTER_FAULT.toMillis(), TimeUnit.MILLISECONDS);
-            }
-        }
-
-        private void releaseAll() {
-            if (streams.ordered(shipment)) {
-                // First in line for their stream again, before anything newer of it.
-                startTurn(streams.settled(OrderedStreams.streamOf(shipment.first().request()), shipment.entries()));
-                return;
-            }
-            budget.give(shipment.bytes());
-            shipment.entries().forEach(entry -> spool.release(entry.seq()));
-        }
     }
 
     private void pause() {
@@ -459,8 +382,9 @@ final class SpoolConsumer extends DefaultConsumer {
             executors.shutdown(streamTurns);
             streamTurns = null;
         }
-        giveBackToSpool(streams.drain()); // what waited for its stream's turn: the next start sends it, in order
+        settlement.giveBack(streams.drain()); // what waited for its stream's turn: the next start sends it, in order
         if (later != null) {
+            settlement.retryOn(null);
             executors.shutdown(later);
             later = null;
         }

@@ -38,13 +38,13 @@ public final class SpoolExpiry implements Processor {
     private final DeadLetters deadLetters;
     private final EntryFates fates;
     private final InstantSource clock;
-    private final EntryAttempts attempts;
+    private final EntryRecords records;
     private final AtomicLong expired = new AtomicLong();
     private final AtomicLong sinceLastLine = new AtomicLong();
 
     public SpoolExpiry(Optional<Duration> maxAge, Spool spool, DeadLetters deadLetters, EntryFates fates,
-                       EntryAttempts attempts, InstantSource clock) {
-        this.attempts = attempts;
+                       EntryRecords records, InstantSource clock) {
+        this.records = records;
         this.maxAge = maxAge;
         this.spool = spool;
         this.deadLetters = deadLetters;
@@ -117,7 +117,7 @@ public final class SpoolExpiry implements Processor {
         deadLetters.keep(entry, PermanentRefusal.expired(reason).refusal(clock.instant()));
         fates.deadLettered(entry.seq(), STATUS, "text/plain; charset=utf-8", reason.getBytes(StandardCharsets.UTF_8));
         spool.done(entry.seq());
-        attempts.finished(entry.seq());
+        records.finished(entry.seq());
         counted();
     }
 

@@ -21,7 +21,7 @@ import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
 /**
- * Turns a spool entry into the request that goes upstream: the stored method, content type, content
+ * Turns a spool entry into the request that goes to the HTTP upstream its lane chose: the stored method, content type, content
  * encoding and body bytes unchanged; the entry's {@code Idempotency-Key}; and a credential — the relay's own
  * {@code --upstream-key} as a Bearer token, else the sender's stored {@code Authorization} / {@code x-mcpd-key};
  * and the sender's headers kept to be forwarded ({@code --forward-header}: a tenant's {@code X-Scope-OrgID}, say). No
@@ -34,8 +34,6 @@ public final class UpstreamRequest implements Processor {
 
     /** How delivery names itself in an upstream's access log. */
     static final String USER_AGENT = "mcpd-relay";
-    /** Names no upstream in a dead letter of an entry no request could be made of. */
-    static final String NOT_SENT = "(not sent)";
     /** How the key of a merged OTLP request begins; a digest of its entries' keys follows. */
     static final String MERGE_KEY_PREFIX = "relay-merge-";
     /** The methods an HTTP client sends. Ingest stores only POST; another is an entry of a damaged or foreign spool. */
@@ -46,6 +44,15 @@ public final class UpstreamRequest implements Processor {
 
     public UpstreamRequest(Optional<Secret> upstreamKey) {
         this.upstreamKey = upstreamKey;
+    }
+
+    /**
+     * Why a lone entry cannot be sent to an HTTP upstream, if it cannot: ingest stores only POST, so another method is
+     * an entry of a damaged or foreign spool.
+     */
+    static Optional<PermanentRefusal> unsendable(SpoolRequest request, String upstream) {
+        return SENDABLE.contains(request.method()) ? Optional.empty() : Optional.of(PermanentRefusal.unsendable(upstream,
+                "the stored method is not one an HTTP client sends"));
     }
 
     @Override
@@ -60,11 +67,6 @@ public final class UpstreamRequest implements Processor {
             return;
         }
         SpoolRequest request = shipment.first().request();
-        if (!SENDABLE.contains(request.method())) {
-            DeliveryExchange.setOutcome(exchange, ShipmentOutcome.deadLettered(shipment.first(),
-                    PermanentRefusal.unsendable(NOT_SENT, "the stored method is not one an HTTP client sends")));
-            return;
-        }
         MultiMap headers = HttpHeaders.headers().set("User-Agent", USER_AGENT);
         forwarded(headers, request);
         headers.set("Idempotency-Key", request.idempotencyKey());

@@ -7,16 +7,14 @@ import dev.mcpd.delivery.DeadLetterStep;
 import dev.mcpd.delivery.DeliveryBudget;
 import dev.mcpd.delivery.DeliveryOutcome;
 import dev.mcpd.delivery.DeliveryWorkers;
-import dev.mcpd.delivery.EntryAttempts;
+import dev.mcpd.delivery.EntryRecords;
 import dev.mcpd.delivery.KafkaUpstreams;
-import dev.mcpd.delivery.OldestFirst;
 import dev.mcpd.delivery.OrderedStreams;
 import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.SpoolExpiry;
-import dev.mcpd.delivery.UpstreamFailover;
 import dev.mcpd.delivery.UpstreamHttp;
 import dev.mcpd.delivery.UpstreamKafka;
 import dev.mcpd.delivery.UpstreamProbe;
@@ -85,7 +83,7 @@ public final class RelayBeans implements AutoCloseable {
     private final IngestTally ingestTally = new IngestTally();
     private final RelaySync relaySync;
     private final EntryFates fates = new EntryFates();
-    private final EntryAttempts attempts;
+    private final EntryRecords records;
     private final SpoolExpiry expiry;
     private final RejectedItems rejectedItems;
     private final ReplayInbox replayInbox;
@@ -108,9 +106,9 @@ public final class RelayBeans implements AutoCloseable {
         this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, dev.mcpd.config.InternalTuning.DEFAULT.connectTimeout(),
                 config.listener().maxBodyBytes(), config.tls());
         this.workers = new DeliveryWorkers(config.delivery().workers());
-        this.attempts = new EntryAttempts(InstantSource.system());
+        this.records = new EntryRecords(spool::holds, InstantSource.system());
         // Receive times are the wall clock's (the ingest route's), so their age is too.
-        this.expiry = new SpoolExpiry(config.deadLetters().spoolMaxAge(), spool, deadLetters, fates, attempts,
+        this.expiry = new SpoolExpiry(config.deadLetters().spoolMaxAge(), spool, deadLetters, fates, records,
                 InstantSource.system());
         this.replayInbox = new ReplayInbox(config.relay().relaySpoolDir());
         this.rejectedItems = new RejectedItems(config.relay().upstreams().size());
@@ -146,17 +144,16 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("streamHeaders", new StreamHeaders(config.streams()));
         bind.accept("awaitedAnswer", new AwaitedAnswer(fates));
         // delivery
-        OldestFirst oldestFirst = new OldestFirst(spool::holds);
         OrderedStreams streams = new OrderedStreams(config.streams(), config.delivery().batchMaxEntries(),
                 config.delivery().batchMaxBytes());
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
                 DeliveryBudget.forHeap(config.listener().maxBodyBytes()), config.listener().maxBodyBytes(), board,
                 new ShipmentPacker(config.delivery().batchMaxEntries(), config.delivery().batchMaxBytes(),
                         config.relay().upstreamKey().isPresent()),
-                attempts, streams), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));
+                records, streams, expiry), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));
         bind.accept("upstreamRequest", new UpstreamRequest(config.relay().upstreamKey()));
-        bind.accept("upstreamFailover", new UpstreamFailover(board, new DeliveryOutcome(board, answerPolicy(), fates,
-                rejectedItems, attempts, oldestFirst, tuning.clock()), expiry, oldestFirst, streams));
+        bind.accept("deliveryOutcome", new DeliveryOutcome(board, answerPolicy(), fates, rejectedItems, records,
+                tuning.clock()));
         bind.accept("upstreamHttp", upstreamHttp);
         bind.accept("upstreamKafka", new UpstreamKafka(kafkaUpstreams, config.health().timeout(),
                 config.relay().upstreamKey()));
@@ -170,7 +167,7 @@ public final class RelayBeans implements AutoCloseable {
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
-        bind.accept("relaySpool", new RelaySpoolAnswer(spool, attempts, InstantSource.system()));
+        bind.accept("relaySpool", new RelaySpoolAnswer(spool, records, InstantSource.system()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board))
                 .detailOnlyFor(new SenderKeyCheck(config.ingest().key())));
         bind.accept("metricsScrape", new MetricsScrape(metrics));

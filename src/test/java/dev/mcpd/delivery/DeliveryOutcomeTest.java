@@ -39,10 +39,10 @@ class DeliveryOutcomeTest {
             InstantSource.fixed(NOW));
     private final Upstream eu = board.upstreams().get(0);
     private final EntryFates fates = new EntryFates();
-    private final EntryAttempts attempts = new EntryAttempts(InstantSource.fixed(NOW));
+    private final EntryRecords attempts = new EntryRecords(seq -> true, InstantSource.fixed(NOW));
     private final RejectedItems rejected = new RejectedItems(1);
     private final DeliveryOutcome outcomes = new DeliveryOutcome(board, AnswerPolicy.standard(false), fates, rejected,
-            attempts, new OldestFirst(seq -> true), InstantSource.fixed(NOW));
+            attempts, InstantSource.fixed(NOW));
 
     private static SpoolEntry entry(long seq) {
         return new SpoolEntry(seq, new SpoolRequest("POST", "/v1/ingest", "application/json", "", "k" + seq,

@@ -45,7 +45,7 @@ class SpoolExpiryTest {
             CompletableFuture<EntryFates.Fate> fate = fates.expect(first);
             DeadLetters dead = new DeadLetters(dir);
             SpoolExpiry expiry = new SpoolExpiry(Optional.of(Duration.ofMinutes(1)), spool, dead, fates,
-                    new EntryAttempts(InstantSource.fixed(NOW)), InstantSource.fixed(NOW));
+                    new EntryRecords(seq -> true, InstantSource.fixed(NOW)), InstantSource.fixed(NOW));
             expiry.process(null);
 
             assertEquals(2, expiry.expired());
@@ -71,7 +71,7 @@ class SpoolExpiryTest {
         try (Spool spool = Spool.open(dir)) {
             spool.append(receivedSecondsAgo(1_000_000)).get(10, TimeUnit.SECONDS);
             SpoolExpiry none = new SpoolExpiry(Optional.empty(), spool, new DeadLetters(dir), new EntryFates(),
-                    new EntryAttempts(InstantSource.fixed(NOW)), InstantSource.fixed(NOW));
+                    new EntryRecords(seq -> true, InstantSource.fixed(NOW)), InstantSource.fixed(NOW));
             none.process(null);
             assertEquals(1, spool.entries());
             assertEquals(0, none.expired());
