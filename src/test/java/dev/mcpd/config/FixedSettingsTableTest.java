@@ -54,7 +54,7 @@ class FixedSettingsTableTest {
                 && values.contains("again within " + fixed.tlsReload().toSeconds() + " s"), "values.yaml: TLS reload");
         assertTrue(values.contains("deliveries in hand (up to " + fixed.stopWait().toSeconds() + " s)"),
                 "values.yaml: the stop's wait");
-        assertTrue(Files.readString(Path.of("src/main/java/dev/mcpd/cli/DeadCommand.java"))
+        assertTrue(Files.readString(Path.of("src/main/java/dev/mcpd/cli/DeadReplayCommand.java"))
                 .contains("waits (up to " + fixed.replayWait().toSeconds() + " s)"), "the replay's help");
         assertTrue(Files.readString(Path.of("src/main/resources/routes/relay/ingest.camel.yaml"))
                 .contains("(or " + fixed.firstByteDeadline().toSeconds() + " s"), "ingest.camel.yaml: first byte");
