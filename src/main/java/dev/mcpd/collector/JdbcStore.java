@@ -7,9 +7,6 @@ import dev.mcpd.logs.RootCause;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,7 +14,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -53,12 +49,8 @@ public final class JdbcStore implements AutoCloseable {
      */
     private final ReentrantLock sqliteWriter = new ReentrantLock(true);
 
-    /** SQLite: the database file the store opened (its file key), which every commit must still have gone to. */
-    private volatile Object sqliteFile;
-    /** SQLite: why the store's file is no longer the one it opened; null while it is. */
-    private volatile String sqliteFileLost;
-
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JdbcStore.class);
+    /** SQLite: whether the file at the store's path is still the one it opened; null on PostgreSQL. */
+    private final SqliteFileWatch sqliteFile;
 
     private final InstantSource clock;
     /** Whether keys stored before keys belonged to senders may remain (see {@link #legacyKeys()}). */
@@ -69,6 +61,8 @@ public final class JdbcStore implements AutoCloseable {
         this.location = location;
         this.pool = pool;
         this.clock = clock;
+        this.sqliteFile = location.file().map(file -> new SqliteFileWatch(file,
+                () -> pool.getHikariPoolMXBean().softEvictConnections())).orElse(null);
     }
 
     /** Connects (creating the SQLite file and its folder if needed) and brings the schema up to date. */
@@ -114,8 +108,8 @@ public final class JdbcStore implements AutoCloseable {
         JdbcStore store = new JdbcStore(location, pool, clock);
         try {
             store.migrate();
-            store.sqliteFile = store.currentSqliteFile();
             if (location.file().isPresent()) {
+                store.sqliteFile.opened();
                 // SQLite syncs the directory when it makes a journal or WAL, not when it makes the database file
                 // itself: its name is made durable here, once, before the first 2xx can depend on it.
                 DurableDirectories.sync(location.file().get().toAbsolutePath().getParent());
@@ -195,67 +189,21 @@ public final class JdbcStore implements AutoCloseable {
         }
         sqliteWriter.lock();
         try {
-            reopenIfLost();
+            sqliteFile.reopenIfLost(this::migrate);
             List<Archived> archived;
             try {
                 archived = archiveInTransaction(sender, batches);
             } catch (StoreUnavailable e) {
-                noticeSqliteFileChange();
+                sqliteFile.changed();
                 throw e;
             }
-            if (noticeSqliteFileChange()) {
-                throw new StoreUnavailable(sqliteFileLost + "; the batch was not kept", null);
+            if (sqliteFile.changed()) {
+                throw new StoreUnavailable(sqliteFile.lost() + "; the batch was not kept", null);
             }
             return archived;
         } finally {
             sqliteWriter.unlock();
         }
-    }
-
-    /** Whether the SQLite file is no longer the one opened (recorded, and the pool's connections let go, once). */
-    private boolean noticeSqliteFileChange() {
-        if (sqliteFileLost != null) {
-            return true;
-        }
-        Path file = location.file().orElseThrow();
-        Object now;
-        try {
-            now = currentSqliteFile();
-        } catch (IOException e) {
-            now = null;
-        }
-        if (now != null && now.equals(sqliteFile)) {
-            return false;
-        }
-        sqliteFileLost = "the store file " + file + (now == null ? " is gone (deleted, or its folder removed)"
-                : " was replaced");
-        LOG.error("{}: ingest is answered 503 until the file is back; nothing is archived into the lost file",
-                sqliteFileLost);
-        // Connections to the lost file are closed (busy ones when they are returned); new ones open the path again.
-        pool.getHikariPoolMXBean().softEvictConnections();
-        return true;
-    }
-
-    /** After the file was lost: a new database at the store's path, migrated, once its folder is there again. */
-    private void reopenIfLost() {
-        if (sqliteFileLost == null) {
-            return;
-        }
-        try {
-            migrate();
-            sqliteFile = currentSqliteFile();
-        } catch (SQLException | IOException | RuntimeException e) {
-            throw new StoreUnavailable(sqliteFileLost + " (" + RootCause.oneLine(e) + ")", e);
-        }
-        LOG.warn("{}: archiving into a new database at that path from now on", sqliteFileLost);
-        sqliteFileLost = null;
-    }
-
-    private Object currentSqliteFile() throws IOException {
-        if (location.file().isEmpty()) {
-            return null;
-        }
-        return Files.readAttributes(location.file().get(), BasicFileAttributes.class).fileKey();
     }
 
     private List<Archived> archiveInTransaction(Sender sender, List<Batch> batches) {
@@ -293,51 +241,6 @@ public final class JdbcStore implements AutoCloseable {
             }
         }
         return legacyKeys;
-    }
-
-    /** What a sweep deletes: the rows of one table older than a cutoff. */
-    public enum Expiring {
-        /**
-         * Idempotency keys first seen before the cutoff (on SQLite, in a minute before the cutoff's): a copy arriving
-         * again is stored again.
-         */
-        KEYS(byRowAddress("idempotency_keys", "seen_at_ms"),
-                // Whole minutes, each minute's keys in key order: keys first seen close together share pages. A key
-                // is forgotten once its minute is older than the cutoff, within a minute of the key itself: a filter
-                // on the exact time would look up every key of the cutoff's minute, chunk after chunk.
-                "DELETE FROM idempotency_keys WHERE (sender, idempotency_key) IN (SELECT sender, idempotency_key"
-                + " FROM idempotency_keys WHERE seen_at_ms / 60000 < ? / 60000"
-                + " ORDER BY seen_at_ms / 60000, sender, idempotency_key LIMIT ?)"),
-        /** Archived batches received before the cutoff. */
-        BATCHES(byRowAddress("batches", "received_at_ms"),
-                "DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE received_at_ms < ? LIMIT ?)"),
-        /** The record of copies seen before the cutoff. */
-        COPIES(byRowAddress("duplicates", "seen_at_ms"),
-                "DELETE FROM duplicates WHERE id IN (SELECT id FROM duplicates WHERE seen_at_ms < ? LIMIT ?)");
-
-        private final String delete;
-        private final String deleteOnSqlite;
-
-        Expiring(String delete, String deleteOnSqlite) {
-            this.delete = delete;
-            this.deleteOnSqlite = deleteOnSqlite;
-        }
-
-        /**
-         * PostgreSQL: the chunk's rows found through the age index, in its order, and deleted by their row address
-         * (ctid) — not looked up again through the primary key, whose pages (random ones, for keys) a chunk would
-         * otherwise read in their hundreds. One statement, one snapshot: a row it found cannot be vacuumed away and
-         * its address reused before the delete (rows of these tables are never updated either).
-         */
-        private static String byRowAddress(String table, String age) {
-            return "DELETE FROM " + table + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + table + " WHERE " + age
-                    + " < ? ORDER BY " + age + " LIMIT ?))";
-        }
-
-        /** The statement, with the cutoff (epoch milliseconds) and the chunk's size to bind. */
-        String sql(boolean sqlite) {
-            return sqlite ? deleteOnSqlite : delete;
-        }
     }
 
     /**
@@ -430,8 +333,8 @@ public final class JdbcStore implements AutoCloseable {
         // Busy writers check the file after each commit themselves; an idle store is checked here.
         if (location.dialect() == StoreLocation.Dialect.SQLITE && sqliteWriter.tryLock()) {
             try {
-                if (noticeSqliteFileChange()) {
-                    reopenIfLost();
+                if (sqliteFile.changed()) {
+                    sqliteFile.reopenIfLost(this::migrate);
                 }
             } catch (StoreUnavailable e) {
                 return Optional.of(e.getMessage());

@@ -134,13 +134,13 @@ public final class UpkeepPass implements Processor, AutoCloseable {
         Swept keys;
         Swept batches = new Swept(0, false);
         try {
-            keys = sweep(JdbcStore.Expiring.KEYS, now - upkeep.dedupWindow().toMillis(), stopping);
+            keys = sweep(Expiring.KEYS, now - upkeep.dedupWindow().toMillis(), stopping);
             if (!keys.stopped() && upkeep.retention().isPresent()) {
                 long cutoff = now - upkeep.retention().get().toMillis();
-                batches = sweep(JdbcStore.Expiring.BATCHES, cutoff, stopping);
+                batches = sweep(Expiring.BATCHES, cutoff, stopping);
                 if (!batches.stopped()) {
                     batches = new Swept(batches.deleted(),
-                            sweep(JdbcStore.Expiring.COPIES, cutoff, stopping).stopped());
+                            sweep(Expiring.COPIES, cutoff, stopping).stopped());
                 }
             }
         } catch (StoreUnavailable e) {
@@ -164,7 +164,7 @@ public final class UpkeepPass implements Processor, AutoCloseable {
      * longer this replica's. It renews the lease whenever a pass has gone by since the last renewal: a sweep longer
      * than the lease's term keeps the lease rather than lose it to its own length.
      */
-    private Swept sweep(JdbcStore.Expiring what, long cutoffMillis, BooleanSupplier stopping)
+    private Swept sweep(Expiring what, long cutoffMillis, BooleanSupplier stopping)
             throws InterruptedException {
         Pace pace = Pace.on(store.location().dialect());
         long deleted = 0;

@@ -41,20 +41,20 @@ class PostgresChunkDeleteTest {
 
     @Test
     void keysGoTwoAtATimeOldestFirstAndTheCutoffsOwnStay() throws Exception {
-        chunksDeleteTheOldestFirst(JdbcStore.Expiring.KEYS, "SELECT seen_at_ms FROM idempotency_keys");
+        chunksDeleteTheOldestFirst(Expiring.KEYS, "SELECT seen_at_ms FROM idempotency_keys");
     }
 
     @Test
     void batchesGoTwoAtATimeOldestFirstAndTheCutoffsOwnStay() throws Exception {
-        chunksDeleteTheOldestFirst(JdbcStore.Expiring.BATCHES, "SELECT received_at_ms FROM batches");
+        chunksDeleteTheOldestFirst(Expiring.BATCHES, "SELECT received_at_ms FROM batches");
     }
 
     @Test
     void copiesGoTwoAtATimeOldestFirstAndTheCutoffsOwnStay() throws Exception {
-        chunksDeleteTheOldestFirst(JdbcStore.Expiring.COPIES, "SELECT seen_at_ms FROM duplicates");
+        chunksDeleteTheOldestFirst(Expiring.COPIES, "SELECT seen_at_ms FROM duplicates");
     }
 
-    private void chunksDeleteTheOldestFirst(JdbcStore.Expiring what, String ages) throws Exception {
+    private void chunksDeleteTheOldestFirst(Expiring what, String ages) throws Exception {
         JdbcStore store = pg.store();
         assertEquals(2, store.deleteChunk(what, CUTOFF, 2, LeaseFence.ALWAYS));
         assertEquals(List.of(CUTOFF - 3, CUTOFF - 2, CUTOFF - 1, CUTOFF, CUTOFF + 1), ages(ages),

@@ -36,9 +36,9 @@ class SqliteKeySweepTest {
                 UpkeepTest.insertKey(connection, "k-9", BOUNDARY_MINUTE - 2 * MINUTE + 30_000);
                 UpkeepTest.insertKey(connection, "k-3", BOUNDARY_MINUTE - MINUTE + 1);
             }
-            assertEquals(1, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 1, LeaseFence.ALWAYS));
+            assertEquals(1, store.deleteChunk(Expiring.KEYS, CUTOFF, 1, LeaseFence.ALWAYS));
             assertEquals(List.of("k-2", "k-3", "k-4"), keys(store), "the oldest minute goes first");
-            assertEquals(2, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 2, LeaseFence.ALWAYS));
+            assertEquals(2, store.deleteChunk(Expiring.KEYS, CUTOFF, 2, LeaseFence.ALWAYS));
             assertEquals(List.of("k-4"), keys(store), "within a minute, the keys go in key order, not by age");
         }
     }
@@ -52,10 +52,10 @@ class SqliteKeySweepTest {
                 UpkeepTest.insertKey(connection, "c-younger", CUTOFF);
                 UpkeepTest.insertKey(connection, "d-next-minute", BOUNDARY_MINUTE + MINUTE);
             }
-            assertEquals(1, store.deleteChunk(JdbcStore.Expiring.KEYS, CUTOFF, 10, LeaseFence.ALWAYS));
+            assertEquals(1, store.deleteChunk(Expiring.KEYS, CUTOFF, 10, LeaseFence.ALWAYS));
             assertEquals(List.of("b-older-in-the-cutoffs-minute", "c-younger", "d-next-minute"), keys(store),
                     "a key older than the cutoff but in its minute waits for the minute to pass");
-            assertEquals(2, store.deleteChunk(JdbcStore.Expiring.KEYS, BOUNDARY_MINUTE + MINUTE, 10,
+            assertEquals(2, store.deleteChunk(Expiring.KEYS, BOUNDARY_MINUTE + MINUTE, 10,
                     LeaseFence.ALWAYS));
             assertEquals(List.of("d-next-minute"), keys(store));
         }
@@ -66,7 +66,7 @@ class SqliteKeySweepTest {
         try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()));
              Connection connection = store.connection();
              PreparedStatement explain = connection.prepareStatement("EXPLAIN QUERY PLAN "
-                     + JdbcStore.Expiring.KEYS.sql(true))) {
+                     + Expiring.KEYS.sql(true))) {
             explain.setLong(1, CUTOFF);
             explain.setInt(2, 100);
             List<String> plan = new ArrayList<>();

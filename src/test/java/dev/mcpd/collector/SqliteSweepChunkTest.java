@@ -37,7 +37,7 @@ class SqliteSweepChunkTest {
                 }
             }
             for (int chunk = 0; chunk < 3; chunk++) {
-                store.deleteChunk(JdbcStore.Expiring.KEYS, 5 * 60_000, 10, LeaseFence.ALWAYS);
+                store.deleteChunk(Expiring.KEYS, 5 * 60_000, 10, LeaseFence.ALWAYS);
             }
             List<Connection> all = new ArrayList<>();
             try {
