@@ -8,6 +8,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.Http2Settings;
 import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
@@ -21,6 +22,9 @@ import io.vertx.core.net.TrafficShapingOptions;
 import io.vertx.core.streams.ReadStream;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Vert.x instance platform-http listens on, with what {@code camel.server.*} cannot set:
@@ -47,7 +51,12 @@ final class ListenerVertx extends VertxWrapper {
     /** Event loops serving the port: one per core, so that every core can take connections. */
     static final int LISTENING_LOOPS = Math.max(1, Runtime.getRuntime().availableProcessors());
 
+    private static final Logger LOG = LoggerFactory.getLogger(ListenerVertx.class);
+    /** The liveness probe's path, which answers while the routes are not up yet too. */
+    static final String LIVENESS = "/healthz";
+
     private final Duration idleTimeout;
+    private final AtomicBoolean startingSaid = new AtomicBoolean();
     private final FrontDoor.RefusalLog refusals;
     private final java.util.Optional<ListenerTls> tls;
     private final java.util.function.BooleanSupplier routesUp;
@@ -99,16 +108,28 @@ final class ListenerVertx extends VertxWrapper {
         return createHttpServer(new HttpServerOptions());
     }
 
-    /** {@code next}, once the routes are up; before, "starting; retry later". */
+    /**
+     * {@code next}, once the routes are up; before, "starting; retry later" — the one place that answers it — except
+     * {@code GET /healthz}, which answers {@code 200 ok} from the first connection the port accepts: the process is
+     * alive and serving, and a liveness probe that hits this moment must not restart it. Said once in the log.
+     */
     private Handler<HttpServerRequest> starting(Handler<HttpServerRequest> next) {
         return request -> {
             if (routesUp.getAsBoolean()) {
                 next.handle(request);
-            } else {
-                request.response().setStatusCode(503)
-                        .putHeader("Retry-After", Integer.toString(IngestRefusal.RETRY_AFTER_SECONDS))
-                        .putHeader("Content-Type", Answers.TEXT).end("starting; retry later\n");
+                return;
             }
+            if (request.method() == HttpMethod.GET && LIVENESS.equals(request.path())) {
+                request.response().putHeader("Content-Type", Answers.TEXT).end("ok\n");
+                return;
+            }
+            if (startingSaid.compareAndSet(false, true)) {
+                LOG.info("requests that come before the routes are up are answered 503 \"starting; retry later\""
+                        + " (Retry-After: {} s), GET {} 200 ok", IngestRefusal.RETRY_AFTER_SECONDS, LIVENESS);
+            }
+            request.response().setStatusCode(503)
+                    .putHeader("Retry-After", Integer.toString(IngestRefusal.RETRY_AFTER_SECONDS))
+                    .putHeader("Content-Type", Answers.TEXT).end("starting; retry later\n");
         };
     }
 
