@@ -68,7 +68,7 @@ public final class RoleHost {
         bindShared(config, paths, main::bind, tlsReload);
         vertx = ListenerVertx.create(new VertxOptions().setWorkerPoolSize(HTTP_WORKER_THREADS),
                 ListenerVertx.idleTimeoutFor(config.listener().requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
-                listenerTls, () -> gate != null && gate.installed());
+                listenerTls, () -> gate != null && gate.routesUp());
         main.bind("vertx", vertx);
         main.bind("platform-http-engine", new EventLoopEngine(onEventLoop));
         // Camel Main's SIGTERM hook runs this first: from now on the port answers "stopping". A signal that comes while

@@ -68,9 +68,12 @@ public final class ServingGate extends EventNotifierSupport {
         return gate;
     }
 
-    /** True once the gate is on the router: the routes can take requests. */
-    public boolean installed() {
-        return installed;
+    /**
+     * True once the gate is on the router and the Camel context has started: every route is there. Until then the
+     * listener answers every request itself ("starting"), so that no request meets a half-built router.
+     */
+    public boolean routesUp() {
+        return installed && routesUp.get();
     }
 
     /** True once the context began to stop: readiness answers 503 from then on. */
@@ -123,6 +126,8 @@ public final class ServingGate extends EventNotifierSupport {
             String path = ctx.request().path();
             boolean getPath = paths.isReserved(path);
             if (!routesUp.get() || stopping.get() || (!getPath && ctx.request().method().name().equals("POST"))) {
+                // "starting" reaches here only under Camel JBang, whose listener is Camel's own: mcpd's listener
+                // answers it before the router sees a request
                 retryLater(ctx, routesUp.get() ? "not taking requests right now" : "starting");
                 return;
             }
