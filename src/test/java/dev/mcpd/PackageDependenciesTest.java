@@ -41,7 +41,8 @@ class PackageDependenciesTest {
             Map.entry("ingest", Set.of("http", "spool", "config", "logs", "routing", "wire")),
             Map.entry("upstream", Set.of("config", "wire")),
             Map.entry("delivery", Set.of("upstream", "spool", "config", "logs", "routing", "tls", "wire")),
-            Map.entry("observability", Set.of("http", "delivery", "upstream", "spool", "config", "logs", "wire")),
+            Map.entry("observability", Set.of("http", "delivery", "upstream", "spool", "config", "logs", "routing",
+                    "wire")),
             Map.entry("collector", Set.of("http", "observability", "disk", "config", "logs", "routing", "wire")),
             Map.entry("relay", Set.of("http", "ingest", "delivery", "upstream", "observability", "spool", "config", "routing")),
             Map.entry("cli", Set.of("relay", "collector", "spool", "config", "logs")));

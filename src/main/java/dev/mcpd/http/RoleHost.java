@@ -5,8 +5,6 @@ import dev.mcpd.logs.RootCause;
 import dev.mcpd.tls.TlsReload;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
-import io.vertx.ext.web.RoutingContext;
-import io.vertx.core.Handler;
 import dev.mcpd.config.McpdConfig;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
@@ -34,8 +32,12 @@ public final class RoleHost {
     private static final Logger LOG = LoggerFactory.getLogger(RoleHost.class);
 
     /**
-     * Vert.x worker threads. platform-http runs each exchange on one, and an ingest exchange holds it while its body
-     * arrives and while it is made durable: enough threads keep many concurrent senders in one group commit.
+     * Vert.x worker threads. The routes run on the event loops; the steps that block run on these while the loops go
+     * on: a collector's store transactions and body parses ({@code OnWorker}), a dead letter's forced write, an
+     * operator's extension route. Threads are made as steps first need them, and stay. 200 is the number from when
+     * every ingest exchange held a worker; with the routes on the event loops fewer would do, but a store that stalls
+     * holds one thread per waiting request (until its 2 s connection timeout answers 503), so lowering it waits for a
+     * measurement of that case.
      */
     static final int HTTP_WORKER_THREADS = 200;
 
@@ -47,7 +49,6 @@ public final class RoleHost {
     private final ListenerVertx vertx;
     private final TlsReload tlsReload = new TlsReload();
     private volatile ServingGate gate;
-    private final Map<String, Handler<RoutingContext>> ownGets = new ConcurrentHashMap<>();
     /** The paths whose routes run on the event loop ({@link EventLoopEngine}); the others on worker threads. */
     private final Set<String> onEventLoop = ConcurrentHashMap.newKeySet();
     /** Set by the first sign of a stop (SIGTERM, SIGINT), even while the server is still starting. */
@@ -82,8 +83,7 @@ public final class RoleHost {
                 // SIGTERM's shutdown, whatever was accepted is committed before the process ends.
                 try {
                     gate = ServingGate.on(configured.getCamelContext(), config.listener().address().port(), paths,
-                            stopRequested,
-                            ownGets);
+                            stopRequested);
                     configured.getCamelContext().addService(new ResourceCloser());
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot tie resources to the Camel context", e);
@@ -134,12 +134,6 @@ public final class RoleHost {
     /** A server for a role whose routes live in {@code routes/<role>/}. */
     public static RoleHost forRole(String role, RolePaths paths, McpdConfig config) {
         return new RoleHost(role, paths, config);
-    }
-
-    /** Serves {@code GET path} with a Vert.x handler of the role's own (one whose answer waits: see ServingGate). */
-    public RoleHost ownGet(String path, Handler<RoutingContext> handler) {
-        ownGets.put(path, handler);
-        return this;
     }
 
     /**

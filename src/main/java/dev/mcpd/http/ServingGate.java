@@ -1,9 +1,7 @@
 package dev.mcpd.http;
 
-import io.vertx.core.Handler;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpRouter;
@@ -30,15 +28,13 @@ public final class ServingGate extends EventNotifierSupport {
 
     private final int port;
     private final RolePaths paths;
-    private final Map<String, Handler<RoutingContext>> ownGets;
     private final AtomicBoolean routesUp = new AtomicBoolean();
     private final AtomicBoolean stopping;
     private volatile boolean installed;
 
-    private ServingGate(int port, RolePaths paths, AtomicBoolean stopping, Map<String, Handler<RoutingContext>> ownGets) {
+    private ServingGate(int port, RolePaths paths, AtomicBoolean stopping) {
         this.port = port;
         this.paths = paths;
-        this.ownGets = Map.copyOf(ownGets);
         this.stopping = stopping;
         // Only context events matter here. A notifier that takes exchange events makes Camel build and dispatch
         // several per request (measured: a few percent of the relay's CPU at saturation).
@@ -54,16 +50,7 @@ public final class ServingGate extends EventNotifierSupport {
      * arrives while the context is still starting sets it at once, so the port answers "stopping" from that moment.
      */
     public static ServingGate on(CamelContext context, int port, RolePaths paths, AtomicBoolean stopping) {
-        return on(context, port, paths, stopping, Map.of());
-    }
-
-    /**
-     * As {@link #on(CamelContext, int, RolePaths, AtomicBoolean)}, with {@code GET} endpoints of the role's own served by
-     * Vert.x handlers rather than routes: those whose answers wait, so that a waiting caller holds no worker thread.
-     */
-    public static ServingGate on(CamelContext context, int port, RolePaths paths, AtomicBoolean stopping,
-                                 Map<String, Handler<RoutingContext>> ownGets) {
-        ServingGate gate = new ServingGate(port, paths, stopping, ownGets);
+        ServingGate gate = new ServingGate(port, paths, stopping);
         context.getManagementStrategy().addEventNotifier(gate);
         return gate;
     }
@@ -121,7 +108,6 @@ public final class ServingGate extends EventNotifierSupport {
                 ctx.next();
             }
         });
-        ownGets.forEach((path, handler) -> router.get(path).order(Integer.MIN_VALUE + 1).handler(handler));
         router.route().last().handler(ctx -> {
             String path = ctx.request().path();
             boolean getPath = paths.isReserved(path);

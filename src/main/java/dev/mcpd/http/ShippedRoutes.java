@@ -16,7 +16,7 @@ public final class ShippedRoutes {
     static final Map<String, List<String>> FILES = Map.of(
             "common", List.of("ingest-refusals", "mcpd-extension", "metrics", "probes", "tls-reload"),
             "relay", List.of("deliver", "delivery-faults", "ingest", "probe-upstreams", "relay-spool",
-                    "relay-status", "replay-intake", "spool-expiry"),
+                    "relay-status", "relay-sync", "replay-intake", "spool-expiry"),
             "serve", List.of("collect", "collector-status", "stats", "upkeep"));
 
     private ShippedRoutes() {

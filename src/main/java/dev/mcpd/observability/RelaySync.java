@@ -1,25 +1,31 @@
 package dev.mcpd.observability;
 
 import dev.mcpd.config.InternalTuning;
+import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.SenderKeyCheck;
-import dev.mcpd.wire.WaitDuration;
+import dev.mcpd.http.VertxExchange;
+import dev.mcpd.routing.Resume;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.wire.WaitDuration;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.Context;
-import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
-import io.vertx.core.http.HttpServerResponse;
-import io.vertx.ext.web.RoutingContext;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
+import org.apache.camel.Message;
+import org.apache.camel.support.AsyncProcessorSupport;
 
 /**
  * {@code GET /relay/sync?seq=N[&from=M][&relay=ID][&timeout=DURATION]}: answers once no entry with a sequence number
@@ -28,14 +34,14 @@ import java.util.regex.Pattern;
  * at once, before any wait: the ingest key (401), the parameters (400), the relay's id (421), whether N was ever handed
  * out (409). It sends nothing to any upstream.
  *
- * <p>Why a Vert.x handler and not a Camel route: platform-http runs every exchange on one of its worker threads and
- * holds it until the route is done, so a thousand waiters would hold a thousand threads and the senders' requests
- * would queue behind them. Here a waiter is a callback on the spool's drain barrier and a timer: it holds no thread,
- * and it is woken when the oldest waiting entry passes its N.
+ * <p>The step of the {@code relay-sync} route, which runs on the event loop that took the request: a waiter is a
+ * callback on the spool's drain barrier and a timer — it holds no thread — and the route resumes when the oldest
+ * waiting entry passes its N, the time is up, or the caller hangs up (then nothing waits for it any more).
  */
-public final class RelaySync implements Handler<RoutingContext> {
+public final class RelaySync extends AsyncProcessorSupport {
 
     public static final String PATH = "/relay/sync";
+    private static final String ID_HEADER = "mcpd-relay-id";
     private static final Pattern SEQ = Pattern.compile("[0-9]{1,18}");
     private static final Pattern ID = Pattern.compile("[0-9a-f]{32}");
     private static final Set<String> PARAMETERS = Set.of("seq", "from", "relay", "timeout");
@@ -75,51 +81,56 @@ public final class RelaySync implements Handler<RoutingContext> {
         }
     }
 
+    /** Why a wait ended: drained, time up (then judged again), or the caller hung up. */
+    private enum Ended { DRAINED, TIME_UP, GONE }
+
     @Override
-    public void handle(RoutingContext routing) {
-        HttpServerResponse response = routing.response();
+    public boolean process(Exchange exchange, AsyncCallback callback) {
+        HttpServerRequest request = VertxExchange.request(exchange);
         Wait wait;
         try {
-            wait = read(routing);
+            wait = read(request);
         } catch (Refused refused) {
-            response.setStatusCode(refused.status).putHeader("Content-Type", "text/plain; charset=utf-8")
-                    .putHeader("mcpd-relay-id", spool.id()).end(refused.getMessage() + "\n");
-            return;
+            Answers.line(exchange.getMessage(), refused.status, refused.getMessage())
+                    .setHeader(ID_HEADER, spool.id());
+            callback.done(true);
+            return true;
         }
         long started = System.nanoTime();
         CompletableFuture<Void> drained = spool.awaitLeft(wait.seq());
         if (drained.isDone()) {
-            answer(response, 200, wait, started);
-            return;
+            answer(exchange.getMessage(), 200, wait, started);
+            callback.done(true);
+            return true;
         }
-        Context context = routing.vertx().getOrCreateContext();
-        AtomicBoolean answered = new AtomicBoolean();
-        long timer = routing.vertx().setTimer(Math.max(1, wait.timeout().toMillis()), fired -> {
-            if (answered.compareAndSet(false, true)) {
+        CompletableFuture<Ended> ended = new CompletableFuture<>();
+        drained.thenRun(() -> ended.complete(Ended.DRAINED));
+        request.response().closeHandler(closed -> ended.complete(Ended.GONE));
+        Context context = Vertx.currentContext();
+        if (context != null) {
+            long timer = context.owner().setTimer(Math.max(1, wait.timeout().toMillis()),
+                    fired -> ended.complete(Ended.TIME_UP));
+            ended.whenComplete((why, failure) -> context.owner().cancelTimer(timer));
+        } else {
+            ended.completeOnTimeout(Ended.TIME_UP, wait.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        ended.whenComplete((why, failure) -> {
+            if (why != Ended.DRAINED) {
                 spool.stopAwaiting(wait.seq(), drained);
-                // drained a moment ago, its callback not run yet: then it is a 200, not a 504 with nothing pending
-                answer(response, drained.isDone() || spool.waitingThrough(wait.seq()) == 0 ? 200 : 504, wait, started);
             }
         });
-        response.closeHandler(closed -> {
-            if (answered.compareAndSet(false, true)) { // the caller went away
-                routing.vertx().cancelTimer(timer);
-                spool.stopAwaiting(wait.seq(), drained);
-            }
+        return Resume.after(ended, exchange, callback, (why, failure) -> {
+            // drained a moment ago, its callback not run yet: then it is a 200, not a 504 with nothing pending
+            boolean done = why == Ended.DRAINED || drained.isDone() || spool.waitingThrough(wait.seq()) == 0;
+            answer(exchange.getMessage(), done ? 200 : 504, wait, started);
         });
-        drained.thenRun(() -> context.runOnContext(now -> {
-            if (answered.compareAndSet(false, true)) {
-                routing.vertx().cancelTimer(timer);
-                answer(response, 200, wait, started);
-            }
-        }));
     }
 
-    private Wait read(RoutingContext routing) {
-        if (!keyCheck.admits(routing.request())) {
+    private Wait read(HttpServerRequest request) {
+        if (!keyCheck.admits(request)) {
             throw new Refused(401, IngestRefusal.unauthorized().reason());
         }
-        MultiMap parameters = routing.queryParams();
+        MultiMap parameters = request.params();
         for (String name : parameters.names()) {
             if (!PARAMETERS.contains(name)) {
                 throw new Refused(400, "unknown parameter; /relay/sync takes seq, from, relay and timeout");
@@ -170,16 +181,12 @@ public final class RelaySync implements Handler<RoutingContext> {
         }
     }
 
-    private void answer(HttpServerResponse response, int status, Wait wait, long startedNanos) {
+    private void answer(Message answer, int status, Wait wait, long startedNanos) {
         long seq = wait.seq();
         waits.record(Duration.ofNanos(System.nanoTime() - startedNanos));
-        if (response.ended() || response.closed()) {
-            return;
-        }
         long pending = status == 200 ? 0 : spool.waitingThrough(seq);
-        response.setStatusCode(status).putHeader("Content-Type", "application/json")
-                .putHeader("mcpd-relay-id", spool.id())
-                .end("{\"relay\":\"" + spool.id() + "\",\"seq\":" + seq + ",\"pending\":" + pending
-                        + ",\"deadLettered\":" + deadLetters.recentCountBetween(wait.from(), seq) + "}");
+        Answers.write(answer, status, Answers.JSON, Answers.text("{\"relay\":\"" + spool.id() + "\",\"seq\":" + seq
+                + ",\"pending\":" + pending + ",\"deadLettered\":" + deadLetters.recentCountBetween(wait.from(), seq)
+                + "}")).setHeader(ID_HEADER, spool.id());
     }
 }

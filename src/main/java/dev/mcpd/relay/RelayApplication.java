@@ -115,10 +115,9 @@ public final class RelayApplication implements AutoCloseable {
         }
         server.closeWith(beans);
         // Every step of these routes answers at once or waits without blocking a thread.
-        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/relay/status", "/relay/spool");
+        server.onEventLoop("/", "/healthz", "/readyz", "/metrics", "/relay/status", "/relay/spool", "/relay/sync");
         server.tlsReload().watch(beans.upstreamTls()).bindTo(beans.metrics());
         beans.bindTo(server::bind);
-        beans.ownGets().forEach(server::ownGet);
         beans.properties().forEach(server::property);
         Main main = server.start();
         LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listener().address(),

@@ -47,8 +47,6 @@ import dev.mcpd.upstream.ServiceState;
 import dev.mcpd.upstream.UpstreamBoard;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.vertx.core.Handler;
-import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.List;
@@ -167,6 +165,7 @@ public final class RelayBeans implements AutoCloseable {
         // visibility
         bind.accept("relayStatus", new RelayStatus(spool, board, deadLetters, replayInbox, expiry::expired, workers,
                 tuning.clock()));
+        bind.accept("relaySync", relaySync);
         bind.accept("relaySpool", new RelaySpoolAnswer(spool, records, InstantSource.system()));
         bind.accept("readiness", new ProbeAnswer(new RelayReadiness(spool, board))
                 .detailOnlyFor(new SenderKeyCheck(config.ingest().key())));
@@ -196,11 +195,6 @@ public final class RelayBeans implements AutoCloseable {
     /** {@code --probe-interval-seconds}, unless the tuning (a test) sets one of its own. */
     private java.time.Duration probeInterval() {
         return tuning.probeInterval() != null ? tuning.probeInterval() : config.health().interval();
-    }
-
-    /** The relay's GET endpoints served by Vert.x handlers of their own: {@code /relay/sync}, whose callers wait. */
-    public Map<String, Handler<RoutingContext>> ownGets() {
-        return Map.of(RelaySync.PATH, relaySync);
     }
 
     /** The relay's TLS to its upstreams, which the server's TLS reload watches beside its listener's. */

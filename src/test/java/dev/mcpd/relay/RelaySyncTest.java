@@ -264,6 +264,22 @@ class RelaySyncTest {
                 HttpResponse.BodyHandlers.ofString()).body());
     }
 
+    @Test
+    void aCallerThatHangsUpWaitsNoLonger() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
+            Accepted accepted = post(relay, "never delivered while the caller waits");
+            try (java.net.Socket caller = new java.net.Socket("127.0.0.1", relay.port())) {
+                caller.getOutputStream().write(("GET /relay/sync?seq=" + accepted.seq() + "&timeout=60s HTTP/1.1\r\n"
+                        + "Host: relay\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                caller.getOutputStream().flush();
+                await().atMost(PATIENCE).until(() -> relay.application().spool().awaiting() == 1);
+            }
+            await().atMost(PATIENCE).until(() -> relay.application().spool().awaiting() == 0);
+            assertEquals(0, scrape(relay).value("mcpd_relay_sync_waiters").orElseThrow());
+        }
+    }
+
     // ---- many waiters ----
 
     @Test
