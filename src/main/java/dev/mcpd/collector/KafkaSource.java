@@ -96,7 +96,10 @@ public final class KafkaSource implements AutoCloseable {
         thread = new Thread(this::run, "mcpd-kafka-source");
         thread.setDaemon(true);
         thread.start();
-        LOG.info("source={} group={} consuming", address, group);
+        // One line with the settings that decide what is archived when, instead of the client's own dump.
+        LOG.info("source={} group={} consuming: enable.auto.commit=false (after the store's transaction)"
+                + " auto.offset.reset=earliest isolation.level=read_committed allow.auto.create.topics=false"
+                + " max.poll.records={} session.timeout.ms={}", address, group, MAX_POLL_RECORDS, SESSION_TIMEOUT_MS);
     }
 
     /** Why the brokers cannot be reached, while they cannot: {@code /readyz} says the collector is degraded. */

@@ -23,6 +23,8 @@ import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Kafka clients of the relay's Kafka upstreams, each made when first needed: a camel-kafka producer per upstream
@@ -39,6 +41,7 @@ public final class KafkaUpstreams implements AutoCloseable {
 
     /** How long a record waits for others to share its request: a little batching, no noticeable latency. */
     static final int LINGER_MS = 5;
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaUpstreams.class);
     /** Room for a record's headers, key and framing beside the largest body the relay accepts. */
     static final int RECORD_OVERHEAD_BYTES = 64 * 1024;
 
@@ -73,10 +76,19 @@ public final class KafkaUpstreams implements AutoCloseable {
             String clientId = "mcpd-relay-upstream-" + order;
             KafkaEndpoint endpoint = camel.getEndpoint("kafka:" + address.topic() + "?clientId=" + clientId,
                     KafkaEndpoint.class);
-            configure(endpoint.getConfiguration(), address);
+            KafkaConfiguration settings = endpoint.getConfiguration();
+            configure(settings, address);
             try {
                 AsyncProducer made = endpoint.createAsyncProducer();
                 ServiceHelper.startService(made);
+                // One line with the settings that decide what "delivered" means, instead of the client's own dump.
+                LOG.info("upstream={} order={} kafka producer: topic={} acks={} enable.idempotence={}"
+                        + " max.in.flight.requests.per.connection={} linger.ms={} delivery.timeout.ms={}"
+                        + " request.timeout.ms={} max.block.ms={} max.request.size={} security.protocol={}",
+                        upstream.label(), order, address.topic(), settings.getRequestRequiredAcks(),
+                        settings.isEnableIdempotence(), settings.getMaxInFlightRequest(), settings.getLingerMs(),
+                        settings.getDeliveryTimeoutMs(), settings.getRequestTimeoutMs(), settings.getMaxBlockMs(),
+                        settings.getMaxRequestSize(), address.tls() ? "SSL" : "PLAINTEXT");
                 return made;
             } catch (Exception e) {
                 throw new IllegalStateException("cannot start the Kafka producer of " + upstream.label() + ": "

@@ -147,6 +147,12 @@ class KafkaSourceTest {
             assertTrue(lines.stream().anyMatch(l -> l.contains("partition=0 offset=0 skipped, kept in the topic: ")),
                     lines.toString());
             await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 4);
+            assertTrue(log.events("org.apache.kafka.clients.consumer.ConsumerConfig", Level.INFO).isEmpty(),
+                    "no dump of the client's settings");
+            assertEquals(1, log.events("dev.mcpd.collector.KafkaSource", Level.INFO).stream()
+                    .map(e -> e.getFormattedMessage()).filter(l -> l.contains(" group=" + group + " consuming:")
+                            && l.contains("enable.auto.commit=false") && l.contains("isolation.level=read_committed"))
+                    .count(), "the settings that matter, in one line");
         }
     }
 

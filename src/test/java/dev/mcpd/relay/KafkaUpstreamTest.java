@@ -154,7 +154,8 @@ class KafkaUpstreamTest {
     @Test
     void aSenderThatWaitsGetsTheRecordsPartitionAndOffset(TestKafka kafka) throws Exception {
         String topic = topic(kafka, 2, Map.of());
-        try (RunningRelay relay = relay("kafka://" + kafka.bootstrap() + "/" + topic)) {
+        try (CapturedLog log = new CapturedLog();
+             RunningRelay relay = relay("kafka://" + kafka.bootstrap() + "/" + topic)) {
             byte[] body = "{\"events\":[]}".getBytes(StandardCharsets.UTF_8);
             HttpResponse<String> answer = post(relay, "/v1/ingest", body, "Content-Type", "application/json",
                     "mcpd-relay-wait", "10s");
@@ -173,6 +174,10 @@ class KafkaUpstreamTest {
                     StandardCharsets.UTF_8), "Content-Type", "application/json", "mcpd-relay-wait", "10s");
             assertEquals(200, otlp.statusCode());
             assertEquals("{\"partialSuccess\":{}}", otlp.body(), "an OTLP sender gets the answer OTLP gives");
+            assertTrue(log.events("org.apache.kafka.clients.producer.ProducerConfig", Level.INFO).isEmpty(),
+                    "no dump of the client's settings: the relay says the ones that matter in one line");
+            assertEquals(1, log.events("dev.mcpd.delivery.KafkaUpstreams", Level.INFO).stream()
+                    .filter(e -> e.getFormattedMessage().contains(" kafka producer: topic=" + topic + " ")).count());
         }
     }
 
@@ -214,6 +219,9 @@ class KafkaUpstreamTest {
     @Test
     void theProducerRunsWithTheSettingsDocsKafkaMdShows(TestKafka kafka) throws Exception {
         String topic = topic(kafka, 1, Map.of());
+        ch.qos.logback.classic.Logger clientSettings = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger("org.apache.kafka.clients.producer.ProducerConfig");
+        clientSettings.setLevel(Level.INFO); // the client's own dump shows what it really runs with
         try (CapturedLog log = new CapturedLog();
              RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", "kafka://" + kafka.bootstrap()
                      + "/" + topic), RelayApplication.Tuning.standard())) {
@@ -230,11 +238,27 @@ class KafkaUpstreamTest {
                 rows++;
             }
             assertEquals(7, rows, "every setting with a value of its own in the table is checked");
+            String said = log.events("dev.mcpd.delivery.KafkaUpstreams", Level.INFO).stream()
+                    .map(e -> e.getFormattedMessage()).filter(m -> m.contains(" kafka producer: ")).findFirst()
+                    .orElseThrow();
+            Matcher pair = Pattern.compile("([a-z.]+)=([0-9a-zA-Z]+)").matcher(said);
+            int told = 0;
+            while (pair.find()) {
+                if (pair.group(1).contains(".") || pair.group(1).equals("acks")) {
+                    String value = pair.group(2).equals("all") ? "-1" : pair.group(2);
+                    assertTrue(settings.contains(pair.group(1) + " = " + value), "the relay's line says "
+                            + pair.group(0) + ", the client runs with it: " + settings);
+                    told++;
+                }
+            }
+            assertEquals(9, told, said);
             for (String setting : List.of("value.serializer = class " + ByteArraySerializer.class.getName(),
                     "key.serializer = class " + StringSerializer.class.getName(),
                     "bootstrap.servers = [" + kafka.bootstrap() + "]")) {
                 assertTrue(settings.contains(setting), setting + " in " + settings);
             }
+        } finally {
+            clientSettings.setLevel(null);
         }
     }
 
