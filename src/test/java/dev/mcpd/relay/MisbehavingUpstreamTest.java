@@ -9,6 +9,7 @@ import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mcpd.testing.CapturedLog;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -125,6 +126,8 @@ class MisbehavingUpstreamTest {
             JsonNode upstream = HealthCheckTest.upstream(relay, 1);
             assertEquals("h1", upstream.get("protocol").asText(), upstream.toString());
             await().atMost(PATIENCE).until(() -> HealthCheckTest.upstream(relay, 1).get("delivered").asLong() == 2);
+            assertEquals(List.of(), log.events("io.", Level.ERROR).stream().map(e -> e.getLoggerName() + ": "
+                    + e.getFormattedMessage()).toList(), "no ERROR of Vert.x's: the relay's WARN names the upstream");
         }
     }
 }

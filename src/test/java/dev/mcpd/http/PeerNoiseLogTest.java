@@ -1,0 +1,41 @@
+package dev.mcpd.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.core.spi.FilterReply;
+import java.io.IOException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Vert.x's ERROR lines about a peer's connection that the relay says better itself are dropped — and nothing else:
+ * another error of a connection, another logger, another level stay.
+ */
+class PeerNoiseLogTest {
+
+    private final LoggerContext context = new LoggerContext();
+    private final PeerNoiseLog filter = new PeerNoiseLog();
+
+    private FilterReply decide(String logger, Level level, String line, Throwable t) {
+        return filter.decide(null, context.getLogger(logger), level, line, null, t);
+    }
+
+    @Test
+    void aRefusedPrefaceAndAResetByThePeerAreDropped() {
+        assertEquals(FilterReply.DENY, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR,
+                "First received frame was not SETTINGS. Hex dump for first 5 bytes: 485454502f", null));
+        assertEquals(FilterReply.DENY, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR, "Connection reset", null));
+        assertEquals(FilterReply.DENY, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR, "Connection reset",
+                new IOException("Connection reset by peer")));
+    }
+
+    @Test
+    void everyOtherLineIsKept() {
+        assertEquals(FilterReply.NEUTRAL, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR, "SSLHandshakeException", null));
+        assertEquals(FilterReply.NEUTRAL, decide(PeerNoiseLog.CONNECTIONS, Level.WARN, "Connection reset", null));
+        assertEquals(FilterReply.NEUTRAL, decide("dev.mcpd.delivery.UpstreamHttp", Level.ERROR, "Connection reset",
+                null));
+        assertEquals(FilterReply.NEUTRAL, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR, null, null));
+    }
+}
