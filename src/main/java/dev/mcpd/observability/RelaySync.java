@@ -20,11 +20,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
+import org.apache.camel.spi.ShutdownPrepared;
 import org.apache.camel.support.AsyncProcessorSupport;
 
 /**
@@ -38,7 +40,7 @@ import org.apache.camel.support.AsyncProcessorSupport;
  * callback on the spool's drain barrier and a timer — it holds no thread — and the route resumes when the oldest
  * waiting entry passes its N, the time is up, or the caller hangs up (then nothing waits for it any more).
  */
-public final class RelaySync extends AsyncProcessorSupport {
+public final class RelaySync extends AsyncProcessorSupport implements ShutdownPrepared {
 
     public static final String PATH = "/relay/sync";
     private static final String ID_HEADER = "mcpd-relay-id";
@@ -81,8 +83,26 @@ public final class RelaySync extends AsyncProcessorSupport {
         }
     }
 
-    /** Why a wait ended: drained, time up (then judged again), or the caller hung up. */
+    /** Why a wait ended: drained, time up or the relay stopping (then judged again), or the caller hung up. */
     private enum Ended { DRAINED, TIME_UP, GONE }
+
+    /** The waits under way: a stop ends them at once, each answered with what is still pending. */
+    private final Set<CompletableFuture<Ended>> waiting = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopping;
+
+    /**
+     * The relay is stopping: delivery ends, so no wait would end but by its timeout — and the stop would wait for it.
+     * Every wait is answered now (504 with what is still pending, or 200 if it drained meanwhile), and so is every
+     * request that comes while the stop goes on.
+     */
+    @Override
+    public void prepareShutdown(boolean suspendOnly, boolean forced) {
+        if (suspendOnly) {
+            return;
+        }
+        stopping = true;
+        waiting.forEach(wait -> wait.complete(Ended.TIME_UP));
+    }
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
@@ -104,6 +124,10 @@ public final class RelaySync extends AsyncProcessorSupport {
             return true;
         }
         CompletableFuture<Ended> ended = new CompletableFuture<>();
+        waiting.add(ended);
+        if (stopping) {
+            ended.complete(Ended.TIME_UP);
+        }
         drained.thenRun(() -> ended.complete(Ended.DRAINED));
         request.response().closeHandler(closed -> ended.complete(Ended.GONE));
         Context context = Vertx.currentContext();
@@ -115,6 +139,7 @@ public final class RelaySync extends AsyncProcessorSupport {
             ended.completeOnTimeout(Ended.TIME_UP, wait.timeout().toMillis(), TimeUnit.MILLISECONDS);
         }
         ended.whenComplete((why, failure) -> {
+            waiting.remove(ended);
             if (why != Ended.DRAINED) {
                 spool.stopAwaiting(wait.seq(), drained);
             }

@@ -280,6 +280,29 @@ class RelaySyncTest {
         }
     }
 
+    @Test
+    void aStopEndsEveryWaitAtOnceWithWhatIsStillPending() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503))) {
+            RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream);
+            CompletableFuture<HttpResponse<String>> waiter;
+            try {
+                Accepted accepted = post(relay, "never delivered before the stop");
+                waiter = HTTP.sendAsync(HttpRequest.newBuilder(relay.uri("/relay/sync?seq=" + accepted.seq()
+                        + "&timeout=60s")).build(), HttpResponse.BodyHandlers.ofString());
+                await().atMost(PATIENCE).until(() -> relay.application().spool().awaiting() == 1);
+            } finally {
+                long started = System.nanoTime();
+                relay.close();
+                long tookMillis = (System.nanoTime() - started) / 1_000_000;
+                // The stop does not wait out the caller's 60 s, nor the 10 s it gives answers in flight.
+                assertTrue(tookMillis < 8_000, "the stop took " + tookMillis + " ms");
+            }
+            HttpResponse<String> answer = waiter.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(504, answer.statusCode(), answer.body());
+            assertEquals(1, JSON.readTree(answer.body()).get("pending").asInt());
+        }
+    }
+
     // ---- many waiters ----
 
     @Test
