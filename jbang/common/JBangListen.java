@@ -29,10 +29,4 @@ final class JBangListen {
     static void servingGate(CamelContext context, int port, RolePaths paths) {
         ServingGate.on(context, port, paths, new AtomicBoolean());
     }
-
-    /** As {@link #servingGate(CamelContext, int, RolePaths)}, with the role's own waiting GET endpoints. */
-    static void servingGate(CamelContext context, int port, RolePaths paths,
-                            java.util.Map<String, io.vertx.core.Handler<io.vertx.ext.web.RoutingContext>> ownGets) {
-        ServingGate.on(context, port, paths, new AtomicBoolean(), ownGets);
-    }
 }

@@ -37,6 +37,6 @@ public class McpdRelayConfiguration implements CamelConfiguration {
         beans.bindTo(camel.getRegistry()::bind);
         RoleHost.sharedProperties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
         beans.properties().forEach(camel.getPropertiesComponent()::addOverrideProperty);
-        JBangListen.servingGate(camel, config.listener().address().port(), RelayBeans.PATHS, beans.ownGets());
+        JBangListen.servingGate(camel, config.listener().address().port(), RelayBeans.PATHS);
     }
 }
