@@ -68,6 +68,8 @@ public final class EntryRecords {
     }
 
     private final ConcurrentSkipListMap<Long, Out> bySeq = new ConcurrentSkipListMap<>();
+    /** How many records there are: a skip list's own size() walks every one of them. */
+    private final AtomicInteger records = new AtomicInteger();
     private final AtomicInteger failureRecords = new AtomicInteger();
     private final LongPredicate inSpool;
     private final InstantSource clock;
@@ -81,11 +83,14 @@ public final class EntryRecords {
     /** The entry's record, made if it has none and the bound allows; null otherwise. */
     private Out record(long seq) {
         Out out = bySeq.get(seq);
-        if (out != null || bySeq.size() >= MAX_RECORDS) {
+        if (out != null || records.get() >= MAX_RECORDS) {
             return out;
         }
         Out made = new Out();
         Out raced = bySeq.putIfAbsent(seq, made);
+        if (raced == null) {
+            records.incrementAndGet();
+        }
         return raced == null ? made : raced;
     }
 
@@ -225,6 +230,7 @@ public final class EntryRecords {
     void finished(long seq) {
         Out out = bySeq.remove(seq);
         if (out != null) {
+            records.decrementAndGet();
             synchronized (out) {
                 if (out.failures != null) {
                     failureRecords.decrementAndGet();
@@ -252,6 +258,11 @@ public final class EntryRecords {
     /** Entries with a failure record now. */
     public int recorded() {
         return failureRecords.get();
+    }
+
+    /** Entries with a record of any kind now (tests). */
+    int held() {
+        return records.get();
     }
 
     /** Entries waiting to be tried again before newer ones (tests, status). */

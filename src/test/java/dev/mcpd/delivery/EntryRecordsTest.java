@@ -54,6 +54,10 @@ class EntryRecordsTest {
             attempts.failed(entry(seq), "x".repeat(10_000));
         }
         assertEquals(EntryRecords.MAX_FAILURE_RECORDS, attempts.recorded(), "past the bound a new entry is not recorded");
+        for (long seq = 1; seq <= EntryRecords.MAX_RECORDS + 5; seq++) {
+            attempts.sendAtMost(seq, 1);
+        }
+        assertEquals(EntryRecords.MAX_RECORDS, attempts.held(), "records of any kind are bounded too");
         attempts.failed(entry(1), "again");
         assertEquals(2, attempts.oldest(1).get(0).attempts(), "an entry already recorded still counts");
         assertTrue(attempts.oldest(2).get(1).lastFailure().length() <= EntryRecords.MAX_FAILURE_CHARS);
@@ -99,5 +103,6 @@ class EntryRecordsTest {
         attempts.finished(8);
         attempts.finished(9);
         assertTrue(attempts.oldest(10).isEmpty());
+        assertEquals(0, attempts.held(), "every record gone with its entry");
     }
 }

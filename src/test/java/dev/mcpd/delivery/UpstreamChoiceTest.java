@@ -24,12 +24,14 @@ import java.util.OptionalInt;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The first step of a delivery: the upstream and a place in its window, chosen before anything is packed — ordered
  * failover, an entry moving on from an upstream it failed on, oldest first, expiry and stop decided without a request.
  */
+@Timeout(30) // a choice that ignored a stop or an expiry would wait for ever: that fails here
 class UpstreamChoiceTest {
 
     private static final Instant NOW = Instant.parse("2026-12-07T12:00:00Z");
