@@ -57,6 +57,8 @@ final class ListenerVertx extends VertxWrapper {
     private final FrontDoor.RefusalLog refusals;
     private final java.util.Optional<ListenerTls> tls;
     private final java.util.function.BooleanSupplier routesUp;
+    /** HTTP/2 answers not taken: a connection holding one longer than an idle one is kept is closed. */
+    private final UnreadAnswers unreadAnswers;
 
     private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals,
                           java.util.Optional<ListenerTls> tls, java.util.function.BooleanSupplier routesUp) {
@@ -65,6 +67,11 @@ final class ListenerVertx extends VertxWrapper {
         this.refusals = refusals;
         this.tls = tls;
         this.routesUp = routesUp;
+        this.unreadAnswers = UnreadAnswers.forHeap(idleTimeout, refusals);
+    }
+
+    UnreadAnswers unreadAnswers() {
+        return unreadAnswers;
     }
 
     /**
@@ -149,7 +156,8 @@ final class ListenerVertx extends VertxWrapper {
 
         @Override
         public HttpServer requestHandler(Handler<HttpServerRequest> handler) {
-            Handler<HttpServerRequest> door = FrontDoor.before(starting(handler), refusals);
+            Handler<HttpServerRequest> door = handler == null ? null
+                    : unreadAnswers.watching(FrontDoor.before(starting(handler), refusals));
             requests = tls.map(listener -> listener.admitting(door, refusals)).orElse(door);
             server.requestHandler(requests);
             return this;

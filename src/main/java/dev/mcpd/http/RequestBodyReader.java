@@ -143,6 +143,9 @@ public final class RequestBodyReader extends AsyncProcessorSupport {
             throw IngestRefusal.tooLarge(maxBodyBytes);
         }
         Reading reading = new Reading(declared);
+        if (!take(reading, budget.perRequest())) {
+            throw overBudget();
+        }
         exchange.getExchangeExtension().addOnCompletion(new SynchronizationAdapter() {
             @Override
             public void onDone(Exchange done) {

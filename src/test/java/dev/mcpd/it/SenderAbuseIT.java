@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import dev.mcpd.testing.RawHttp2;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.ConnectionPool;
@@ -220,6 +221,73 @@ class SenderAbuseIT {
                     "OutOfMemoryError: " + oom + ", alive: " + alive + ", honest during " + during.stream().distinct()
                             .toList() + ", after " + after, pass);
             assertTrue(pass, log.length() > 4000 ? log.substring(log.length() - 4000) : log);
+        }
+    }
+
+    @Test
+    void clientsThatNeverOpenTheirWindowsHaveTheirConnectionsClosedAndRunNothingOutOfMemory() throws Exception {
+        int connections = 2_000; // before answers were watched, 900 ran this relay out of memory
+        int port = PackagedJar.freePort();
+        try (PackagedJar relay = PackagedJar.start(dir, port, Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
+                "MCPD_DATA", dir.resolve("mcpd.db").toString(), "MCPD_UPSTREAMS", "http://127.0.0.1:9",
+                "MCPD_REQUEST_TIMEOUT_SECONDS", "5"), List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError"), "relay")) {
+            List<RawHttp2> unread = new ArrayList<>();
+            long slowest = 0;
+            try {
+                for (int c = 0; c < connections; c++) {
+                    try {
+                        RawHttp2 client = RawHttp2.neverOpeningItsWindows(port, 5_000);
+                        unread.add(client);
+                        for (int s = 0; s < 100; s++) { // the relay's limit of streams at once
+                            client.data(client.headers("/v1/ingest", Map.of("content-type", "application/json"),
+                                    false), HONEST, true);
+                        }
+                    } catch (IOException closedUnderIt) {
+                        // the relay closed this connection while streams were still being opened on it
+                    }
+                    if (c % 100 == 99) {
+                        long healthz = probe(relay, "/healthz");
+                        slowest = healthz < 0 ? Long.MAX_VALUE : Math.max(slowest, healthz);
+                    }
+                }
+                // Every connection is closed by the relay: at once, once the answers' memory is spent; the others
+                // once an answer has waited as long as an idle connection is kept (10 s with a 5 s request timeout).
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+                int ended = 0;
+                for (RawHttp2 client : unread) {
+                    if (client.endedByServerWithin(Math.max(1, (deadline - System.nanoTime()) / 1_000_000))) {
+                        ended++;
+                    }
+                }
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                int after = honest(relay);
+                while (after != 202 && System.nanoTime() < until) {
+                    Thread.sleep(200);
+                    after = honest(relay);
+                }
+                String log = Files.readString(relay.log(), StandardCharsets.UTF_8);
+                boolean oom = log.contains("OutOfMemoryError");
+                boolean said = log.contains("closed an HTTP/2 connection reason=");
+                boolean pass = !oom && relay.isAlive() && slowest <= 5_000 && ended == unread.size() && after == 202
+                        && said;
+                assertHostile("a3-h5", connections + " HTTP/2 connections × 100 ingest streams whose flow-control"
+                                + " windows never open, so no answer's body can be sent (-Xmx256m, request timeout"
+                                + " 5 s)", "no OutOfMemoryError; /healthz answered throughout; every such connection"
+                                + " closed by the relay (memory for waiting answers spent, or an answer waiting 10 s),"
+                                + " said in the log; an honest sender served afterwards",
+                        "OutOfMemoryError: " + oom + ", slowest probe " + (slowest == Long.MAX_VALUE ? "no answer"
+                                : slowest + " ms") + ", closed by the relay " + ended + " of " + unread.size()
+                                + ", logged " + said + ", honest after " + after, pass);
+                assertTrue(pass, log.length() > 4000 ? log.substring(log.length() - 4000) : log);
+            } finally {
+                unread.forEach(client -> {
+                    try {
+                        client.close();
+                    } catch (IOException ignored) {
+                        // gone already
+                    }
+                });
+            }
         }
     }
 

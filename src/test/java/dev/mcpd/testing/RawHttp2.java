@@ -44,13 +44,52 @@ public final class RawHttp2 implements AutoCloseable {
     private int nextStream = 1;
 
     public RawHttp2(int port, int readTimeoutMillis) throws IOException {
+        this(port, readTimeoutMillis, new byte[0]);
+    }
+
+    private RawHttp2(int port, int readTimeoutMillis, byte[] settings) throws IOException {
         this.port = port;
         socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(readTimeoutMillis);
         out = socket.getOutputStream();
         in = new DataInputStream(socket.getInputStream());
         out.write(PREFACE);
-        frame(SETTINGS, 0, 0, new byte[0]);
+        frame(SETTINGS, 0, 0, settings);
+    }
+
+    /**
+     * A client whose streams' flow-control windows start at 0 ({@code SETTINGS_INITIAL_WINDOW_SIZE} 0) and are never
+     * opened: the server may send its answers' headers, never a byte of their bodies.
+     */
+    public static RawHttp2 neverOpeningItsWindows(int port, int readTimeoutMillis) throws IOException {
+        byte[] initialWindowZero = {0, 4, 0, 0, 0, 0};
+        return new RawHttp2(port, readTimeoutMillis, initialWindowZero);
+    }
+
+    /**
+     * Reads (and drops) frames until the server ends the connection — a GOAWAY or the socket closed — or until
+     * {@code millis} pass: whether it ended it.
+     */
+    public boolean endedByServerWithin(long millis) throws IOException {
+        long deadline = System.nanoTime() + millis * 1_000_000;
+        while (System.nanoTime() < deadline) {
+            socket.setSoTimeout((int) Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            try {
+                int length = (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+                int type = in.readUnsignedByte();
+                in.readUnsignedByte();
+                in.readInt();
+                in.skipNBytes(length);
+                if (type == GOAWAY) {
+                    return true;
+                }
+            } catch (java.net.SocketTimeoutException e) {
+                return false;
+            } catch (EOFException | java.net.SocketException e) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** What the server answered on one stream: its header block(s), merged (trailers included). */
