@@ -30,18 +30,23 @@ final class BulkArchive {
     private final Connection transaction;
     private final Sender sender;
     private final long now;
+    private final long hostToStoreMillis;
     private final boolean legacyKeys;
     private final boolean arrays;
 
     /**
-     * @param legacyKeys whether keys stored before keys belonged to senders may remain: such a key makes a copy a
-     *                   duplicate whoever sends it
+     * @param now               the store's time (what keys and copies are stamped with)
+     * @param hostToStoreMillis what turns a batch's receive time, read by this host's clock, into the store's
+     * @param legacyKeys        whether keys stored before keys belonged to senders may remain: such a key makes a
+     *                          copy a duplicate whoever sends it
      */
-    BulkArchive(Connection transaction, StoreLocation.Dialect dialect, Sender sender, long now, boolean legacyKeys) {
+    BulkArchive(Connection transaction, StoreLocation.Dialect dialect, Sender sender, long now,
+                long hostToStoreMillis, boolean legacyKeys) {
         this.transaction = transaction;
         this.arrays = dialect == StoreLocation.Dialect.POSTGRES;
         this.sender = sender;
         this.now = now;
+        this.hostToStoreMillis = hostToStoreMillis;
         this.legacyKeys = legacyKeys;
     }
 
@@ -174,7 +179,7 @@ final class BulkArchive {
                 insert.setString(2, batch.target());
                 insert.setString(3, batch.contentType());
                 insert.setString(4, batch.contentEncoding());
-                insert.setLong(5, batch.receivedAtMillis());
+                insert.setLong(5, batch.receivedAtMillis() + hostToStoreMillis);
                 insert.setInt(6, batch.events());
                 insert.setInt(7, batch.rejected());
                 insert.setBytes(8, batch.body());
@@ -200,7 +205,7 @@ final class BulkArchive {
             targets[i] = batch.target();
             contentTypes[i] = batch.contentType();
             contentEncodings[i] = batch.contentEncoding();
-            receivedAt[i] = batch.receivedAtMillis();
+            receivedAt[i] = batch.receivedAtMillis() + hostToStoreMillis;
             events[i] = batch.events();
             rejected[i] = batch.rejected();
             bodies[i] = batch.body();

@@ -52,7 +52,8 @@ public final class JdbcStore implements AutoCloseable {
     /** SQLite: whether the file at the store's path is still the one it opened; null on PostgreSQL. */
     private final SqliteFileWatch sqliteFile;
 
-    private final InstantSource clock;
+    /** The archive's clock: the database server's on PostgreSQL, so that replicas agree on ages. */
+    private final StoreClock clock;
     /** Whether keys stored before keys belonged to senders may remain (see {@link #legacyKeys()}). */
     private volatile boolean legacyKeys = true;
     private volatile long nextLegacyCheck;
@@ -60,7 +61,8 @@ public final class JdbcStore implements AutoCloseable {
     private JdbcStore(StoreLocation location, HikariDataSource pool, InstantSource clock) {
         this.location = location;
         this.pool = pool;
-        this.clock = clock;
+        this.clock = location.dialect() == StoreLocation.Dialect.POSTGRES ? StoreClock.server(clock)
+                : StoreClock.host(clock);
         this.sqliteFile = location.file().map(file -> new SqliteFileWatch(file,
                 () -> pool.getHikariPoolMXBean().softEvictConnections())).orElse(null);
     }
@@ -210,8 +212,8 @@ public final class JdbcStore implements AutoCloseable {
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
             try {
-                List<Archived> archived = new BulkArchive(connection, location.dialect(), sender, clock.millis(),
-                        legacyKeys())
+                List<Archived> archived = new BulkArchive(connection, location.dialect(), sender,
+                        clock.millis(connection), clock.offsetMillis(), legacyKeys())
                         .archive(batches);
                 connection.commit();
                 return archived;
@@ -241,6 +243,21 @@ public final class JdbcStore implements AutoCloseable {
             }
         }
         return legacyKeys;
+    }
+
+    /**
+     * The archive's time now — what keys and batches are stamped with, and their ages counted from: on PostgreSQL the
+     * server's clock (asked on a connection of its own when a measure is due), else the host's.
+     */
+    public long now() {
+        if (location.dialect() == StoreLocation.Dialect.SQLITE) {
+            return clock.millis();
+        }
+        try (Connection connection = pool.getConnection()) {
+            return clock.millis(connection);
+        } catch (SQLException e) {
+            throw new StoreUnavailable("the store " + location.describe() + " failed: " + RootCause.oneLine(e), e);
+        }
     }
 
     /**

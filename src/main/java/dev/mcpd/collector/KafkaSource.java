@@ -30,6 +30,7 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -218,7 +219,20 @@ public final class KafkaSource implements AutoCloseable {
                 header(record, KafkaRecordHeaders.TARGET).orElse(""),
                 header(record, KafkaRecordHeaders.CONTENT_TYPE).orElse(""),
                 header(record, KafkaRecordHeaders.CONTENT_ENCODING).orElse(""), key, receivedAt,
-                record.value() == null ? new byte[0] : record.value());
+                record.value() == null ? new byte[0] : record.value(), Map.of(), held(record, receivedAt));
+    }
+
+    /**
+     * How long the relay had held the record when it produced it: its create time less its receive time, both read
+     * by the relay's clock — so the relay's clock being days off does not make it old or new here. Its age in the
+     * topic is not counted (the broker's clock is a third one): retention counts from when the collector read it, less
+     * that. Not said for a record the broker timed itself, or one without a receive time.
+     */
+    static long held(ConsumerRecord<byte[], byte[]> record, long receivedAtMillis) {
+        if (record.timestampType() != TimestampType.CREATE_TIME || receivedAtMillis <= 0) {
+            return RelayBatch.NOT_SAID;
+        }
+        return Math.max(0, record.timestamp() - receivedAtMillis);
     }
 
     private static Optional<String> header(ConsumerRecord<byte[], byte[]> record, String name) {

@@ -78,11 +78,16 @@ public final class RelayBatchReader implements Processor {
     }
 
     /**
-     * When the entry was received, as archived ({@code received_at_ms}): the relay's receive time when its header
-     * carries a positive one, else (missing, or 0) the time the collector received the batch. Never later than that:
-     * a time in the future would keep the entry from retention for ever.
+     * When the entry was received, as archived ({@code received_at_ms}), by this host's clock: the time the batch
+     * arrived less how long the relay says it held the entry — never the relay's own clock, which may be days off
+     * (retention would delete a late relay's entries at once, and keep an early one's for ever). From a relay that
+     * does not say it: the relay's receive time, never later than the batch's arrival; else (missing, or 0) the
+     * batch's arrival.
      */
     static long receivedAt(RelayBatch.Entry entry, long batchReceivedAtMillis) {
+        if (entry.heldMillis() >= 0) {
+            return batchReceivedAtMillis - Math.min(entry.heldMillis(), batchReceivedAtMillis);
+        }
         return entry.receivedAtMillis() > 0 ? Math.min(entry.receivedAtMillis(), batchReceivedAtMillis)
                 : batchReceivedAtMillis;
     }

@@ -130,10 +130,10 @@ public final class UpkeepPass implements Processor, AutoCloseable {
 
     private void sweep(BooleanSupplier stopping) throws InterruptedException {
         long started = System.nanoTime();
-        long now = clock.millis();
         Swept keys;
         Swept batches = new Swept(0, false);
         try {
+            long now = store.now(); // the store's clock: every replica counts ages alike, whatever its host's says
             keys = sweep(Expiring.KEYS, now - upkeep.dedupWindow().toMillis(), stopping);
             if (!keys.stopped() && upkeep.retention().isPresent()) {
                 long cutoff = now - upkeep.retention().get().toMillis();

@@ -43,16 +43,26 @@ public final class RelayBatch {
     public static final long FRAMING_ALLOWANCE = (long) MAX_ENTRIES * 16 + 1024 * 1024;
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** {@link Entry#heldMillis()} of an entry whose batch did not say how long the relay held it. */
+    public static final long NOT_SAID = -1;
 
     /**
      * One spooled request inside a batch; {@code headers} are the sender's headers the relay forwards with it
      * ({@code --forward-header}), in order, none for most entries.
      */
     public record Entry(String method, String target, String contentType, String contentEncoding,
-                        String idempotencyKey, long receivedAtMillis, byte[] body, Map<String, String> headers) {
+                        String idempotencyKey, long receivedAtMillis, byte[] body, Map<String, String> headers,
+                        long heldMillis) {
 
         public Entry {
             headers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        }
+
+        /** An entry as a relay spools it: how long it was held is said when it is sent. */
+        public Entry(String method, String target, String contentType, String contentEncoding,
+                     String idempotencyKey, long receivedAtMillis, byte[] body, Map<String, String> headers) {
+            this(method, target, contentType, contentEncoding, idempotencyKey, receivedAtMillis, body, headers,
+                    NOT_SAID);
         }
 
         /** An entry with no forwarded header. */
@@ -79,8 +89,17 @@ public final class RelayBatch {
     private RelayBatch() {
     }
 
-    /** The framing of {@code entries}, not compressed. */
+    /** The framing of {@code entries}, sent now. */
     public static byte[] encode(List<Entry> entries) {
+        return encode(entries, System.currentTimeMillis());
+    }
+
+    /**
+     * The framing of {@code entries}, not compressed, sent at {@code nowMillis} by the relay's clock: each entry says
+     * how long the relay has held it ({@code heldMillis}), which the collector subtracts from its own clock — a
+     * relay's clock may be days off, the time it held an entry is not.
+     */
+    public static byte[] encode(List<Entry> entries, long nowMillis) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(entries.stream().mapToInt(e -> e.body().length + 256)
                 .sum() + 8);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
@@ -94,6 +113,9 @@ public final class RelayBatch {
                         .put("contentEncoding", entry.contentEncoding())
                         .put("idempotencyKey", entry.idempotencyKey())
                         .put("receivedAtMillis", entry.receivedAtMillis());
+                if (entry.receivedAtMillis() > 0) {
+                    header.put("heldMillis", Math.max(0, nowMillis - entry.receivedAtMillis()));
+                }
                 if (!entry.headers().isEmpty()) {
                     ObjectNode forwarded = header.putObject("headers");
                     entry.headers().forEach(forwarded::put);
@@ -164,7 +186,7 @@ public final class RelayBatch {
                 entries.add(new Entry(text(header, "method", i), text(header, "target", i),
                         text(header, "contentType", i), text(header, "contentEncoding", i),
                         text(header, "idempotencyKey", i), header.path("receivedAtMillis").asLong(0), entryBody,
-                        forwarded));
+                        forwarded, held(header)));
             }
             if (in.read() != -1) {
                 throw new Malformed("bytes after the last entry of the relay batch");
@@ -179,6 +201,12 @@ public final class RelayBatch {
         } catch (IOException e) {
             throw new Malformed("the relay batch could not be read: " + e.getClass().getSimpleName());
         }
+    }
+
+    /** {@code heldMillis} when the header says it as a number of zero or more, else {@link #NOT_SAID}. */
+    private static long held(JsonNode header) {
+        JsonNode held = header.path("heldMillis");
+        return held.canConvertToLong() && held.isIntegralNumber() && held.asLong() >= 0 ? held.asLong() : NOT_SAID;
     }
 
     private static String text(JsonNode header, String field, int index) throws Malformed {

@@ -77,11 +77,35 @@ class KafkaSourceTest {
     }
 
     @Test
+    void aRecordFromARelayWhoseClockIsThirtyDaysBehindIsArchivedAsReceivedNowNotAMonthAgo(TestKafka kafka)
+            throws Exception {
+        String topic = topic(kafka, 1);
+        long relayNow = System.currentTimeMillis() - java.time.Duration.ofDays(30).toMillis();
+        ProducerRecord<String, byte[]> late = record(topic, "/v1/ingest", "application/json", "", "late-clock",
+                relayNow - 5, EMPTY);
+        // The relay's producer stamps the record's create time by the same clock as its receive time.
+        ProducerRecord<String, byte[]> stamped = new ProducerRecord<>(topic, null, relayNow, late.key(), late.value(),
+                late.headers());
+        long sent = System.currentTimeMillis();
+        send(kafka, List.of(stamped));
+        try (RunningCollector collector = collector(kafka, topic, "group-" + UUID.randomUUID())) {
+            await().atMost(PATIENCE).until(() -> StoredBatches.withKey(collector.dataFile(), "late-clock")
+                    .isPresent());
+            long read = System.currentTimeMillis();
+            long archived = StoredBatches.withKey(collector.dataFile(), "late-clock").orElseThrow()
+                    .receivedAtMillis();
+            assertTrue(archived >= sent - 5 && archived <= read, "held 5 ms by the relay, read by the collector"
+                    + " between " + sent + " and " + read + ": archived " + archived);
+        }
+    }
+
+    @Test
     void eachRecordIsArchivedAsTheRequestItsHeadersDescribeOncePerKey(TestKafka kafka) throws Exception {
         String topic = topic(kafka, 2);
         byte[] events = "{\"events\":[{\"a\":1},{\"b\":2}]}".getBytes(StandardCharsets.UTF_8);
         byte[] otlp = {0x0a, 0x02, 0x01, 0x02, (byte) 0xff};
         long receivedAt = System.currentTimeMillis() - 60_000;
+        long sent = System.currentTimeMillis();
         send(kafka, List.of(
                 record(topic, "/v1/ingest", "application/json", "", "native-1", receivedAt, events),
                 record(topic, "/v1/traces?tenant=a", "application/x-protobuf", "", "otlp-1", receivedAt, otlp),
@@ -93,7 +117,12 @@ class KafkaSourceTest {
             assertArrayEquals(events, nativeRow.body());
             assertEquals(2, nativeRow.events());
             assertEquals("application/json", nativeRow.contentType());
-            assertEquals(receivedAt, nativeRow.receivedAtMillis(), "the relay's receive time is kept");
+            long read = System.currentTimeMillis();
+            // The 60 s the relay held it (the record's create time less its receive time, both the relay's clock),
+            // counted back from when the collector read it.
+            assertTrue(Math.abs(nativeRow.receivedAtMillis() - receivedAt) <= read - sent,
+                    "the relay's receive time is kept, within the record's trip: " + (nativeRow.receivedAtMillis()
+                            - receivedAt) + " ms off");
             StoredBatches.Row otlpRow = StoredBatches.withKey(collector.dataFile(), "otlp-1").orElseThrow();
             assertArrayEquals(otlp, otlpRow.body());
             assertEquals("/v1/traces?tenant=a", otlpRow.target());

@@ -173,6 +173,31 @@ class RelayBatchIngestTest {
     }
 
     @Test
+    void aRelayWhoseClockIsDaysOffHasItsEntriesArchivedByHowLongItHeldThemNotByItsClock() {
+        long thirtyDays = java.time.Duration.ofDays(30).toMillis();
+        long relayNow = System.currentTimeMillis() - thirtyDays; // the relay's clock, 30 days behind
+        String fresh = key("rb-late-clock-fresh");
+        String heldAnHour = key("rb-late-clock-hour");
+        byte[] body = "{\"events\":[{\"t\":1}]}".getBytes(StandardCharsets.UTF_8);
+        RelayBatch.Entry justReceived = new RelayBatch.Entry("POST", "/v1/ingest", "application/json", "", fresh,
+                relayNow - 5, body);
+        RelayBatch.Entry receivedAnHourAgo = new RelayBatch.Entry("POST", "/v1/ingest", "application/json", "",
+                heldAnHour, relayNow - 3_600_000, body);
+        long before = System.currentTimeMillis();
+        List<JsonNode> answered = outcomes(postBatch(RelayBatch.encode(List.of(justReceived, receivedAnHourAgo),
+                relayNow), RelayBatch.CONTENT_TYPE, ""));
+        long after = System.currentTimeMillis();
+
+        assertEquals(List.of(200, 200), answered.stream().map(o -> o.get("status").asInt()).toList());
+        long archivedFresh = StoredBatches.withKey(collector.dataFile(), fresh).orElseThrow().receivedAtMillis();
+        assertTrue(archivedFresh >= before - 5 && archivedFresh <= after, "received moments ago by the collector's"
+                + " clock, not 30 days ago: " + (after - archivedFresh) + " ms before the answer");
+        long archivedHour = StoredBatches.withKey(collector.dataFile(), heldAnHour).orElseThrow().receivedAtMillis();
+        assertTrue(archivedHour >= before - 3_600_000 && archivedHour <= after - 3_600_000,
+                "an hour before the batch arrived: " + (after - archivedHour) + " ms before the answer");
+    }
+
+    @Test
     void framingThatCannotBeReadRefusesTheWholeBatchWithOneLineAndStoresNothing() {
         byte[] valid = RelayBatch.encode(List.of(json(key("rb-hostile"), "{\"events\":[{}]}")));
         Map<String, HttpResponse<String>> answers = new LinkedHashMap<>();
