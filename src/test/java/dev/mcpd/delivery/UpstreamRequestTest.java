@@ -87,6 +87,10 @@ class UpstreamRequestTest {
         assertEquals(List.of("key-1", "key-2"), entries.stream().map(RelayBatch.Entry::idempotencyKey).toList());
         assertArrayEquals("{\"n\":2}".getBytes(StandardCharsets.UTF_8), entries.get(1).body());
         assertEquals("tenant-1", entries.get(0).headers().get("X-Scope-OrgID"));
+        long heldAtMost = System.currentTimeMillis() - 1_700_000_000_001L;
+        assertTrue(entries.get(0).heldMillis() > heldAtMost - 60_000 && entries.get(0).heldMillis() <= heldAtMost,
+                "each entry says how long the relay held it (by its clock, now less its receive time): "
+                        + entries.get(0).heldMillis());
     }
 
     @Test
