@@ -13,12 +13,15 @@ import io.vertx.core.http.HttpServerResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
+import org.apache.camel.spi.ShutdownPrepared;
 import org.apache.camel.support.AsyncProcessorSupport;
 
 /**
@@ -30,18 +33,32 @@ import org.apache.camel.support.AsyncProcessorSupport;
  *
  * <p>A waiting sender holds no thread (the route resumes on its event loop when the fate is known or the time is up),
  * but its exchange and body stay in memory: at most {@link #MAX_WAITING} senders wait at once, and one more gets the
- * ordinary answer at once. A sender that hangs up while it waits gives its place back at that moment.
+ * ordinary answer at once. A sender that hangs up while it waits gives its place back at that moment. A stop answers
+ * every waiting sender at once with the ordinary answer (its entry is in the spool, delivered after the restart), and
+ * every later one without a wait: the stop does not wait out anyone's duration.
  */
-public final class AwaitedAnswer extends AsyncProcessorSupport {
+public final class AwaitedAnswer extends AsyncProcessorSupport implements ShutdownPrepared {
 
     /** Senders waiting at once, at most. */
     public static final int MAX_WAITING = InternalTuning.DEFAULT.maxRelayWaiters();
 
     private final EntryFates fates;
     private final Semaphore waiting = new Semaphore(MAX_WAITING);
+    private final Set<CompletableFuture<Optional<EntryFates.Fate>>> outcomes = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopping;
 
     public AwaitedAnswer(EntryFates fates) {
         this.fates = fates;
+    }
+
+    /** Camel's graceful stop: every wait ends now with the ordinary answer; none begins any more. */
+    @Override
+    public void prepareShutdown(boolean suspendOnly, boolean forced) {
+        if (suspendOnly) {
+            return;
+        }
+        stopping = true;
+        outcomes.forEach(outcome -> outcome.complete(Optional.empty()));
     }
 
     @Override
@@ -53,13 +70,17 @@ public final class AwaitedAnswer extends AsyncProcessorSupport {
             return true;
         }
         long seq = IngestExchange.seq(exchange);
-        if (!waiting.tryAcquire()) {
+        if (stopping || !waiting.tryAcquire()) {
             fates.forget(seq);
             callback.done(true);
             return true;
         }
         // Known, or empty: the time is up, or the sender hung up.
         CompletableFuture<Optional<EntryFates.Fate>> outcome = new CompletableFuture<>();
+        outcomes.add(outcome);
+        if (stopping) { // the stop came between the check above and the line above
+            outcome.complete(Optional.empty());
+        }
         fate.whenComplete((known, failure) -> outcome.complete(Optional.ofNullable(known)));
         HttpServerResponse response = VertxExchange.response(exchange);
         response.closeHandler(closed -> outcome.complete(Optional.empty()));
@@ -72,6 +93,7 @@ public final class AwaitedAnswer extends AsyncProcessorSupport {
             outcome.completeOnTimeout(Optional.empty(), wait.toMillis(), TimeUnit.MILLISECONDS);
         }
         outcome.whenComplete((known, failure) -> {
+            outcomes.remove(outcome);
             waiting.release();
             if (known.isEmpty()) {
                 fates.forget(seq); // spooled, and delivered later

@@ -141,6 +141,33 @@ class SynchronousDeliveryTest {
     }
 
     @Test
+    void aStopAnswersEveryWaitingSenderAtOnceWithTheOrdinaryAnswer() throws Exception {
+        try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503))) {
+            RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream);
+            java.util.concurrent.CompletableFuture<HttpResponse<String>> waiter;
+            try {
+                waiter = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return post(relay, "/v1/ingest", "application/json", batch(1), "60s");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                await().atMost(PATIENCE).until(() -> relay.spooled().size() == 1 && !upstream.received().isEmpty());
+            } finally {
+                long started = System.nanoTime();
+                relay.close();
+                long tookMillis = (System.nanoTime() - started) / 1_000_000;
+                // The stop waits out neither the sender's 60 s nor the 10 s it gives answers in flight.
+                assertTrue(tookMillis < 8_000, "the stop took " + tookMillis + " ms");
+            }
+            HttpResponse<String> answer = waiter.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(202, answer.statusCode(), answer.body());
+            assertEquals("spooled", answer.headers().firstValue("mcpd-relay").orElseThrow());
+        }
+    }
+
+    @Test
     void aMalformedWaitIs400AndNothingIsWritten() throws Exception {
         try (RunningRelay relay = RunningRelay.start(dir)) {
             for (String wait : new String[] {"soon", "61s", "-1s", "10", "1.5s"}) {
