@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.config.StoreUpkeep;
+import dev.mcpd.testing.ReliabilityReport;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -68,11 +69,17 @@ class StoreClockTest {
                     aheadClock);
             sweeper.process(new DefaultExchange(new DefaultCamelContext()));
             assertTrue(sweeper.lastSweep().isPresent(), "the sweep ran");
-            assertEquals(2, one("SELECT count(*) FROM idempotency_keys"), "both keys are remembered");
-            assertEquals(2, one("SELECT count(*) FROM batches"), "both batches are kept");
-            assertEquals(1, ahead.archive(Sender.NONE, batch("stored-on-time", aheadClock.millis())).duplicate(),
-                    "a copy through the replica ahead is a duplicate");
+            long keys = one("SELECT count(*) FROM idempotency_keys");
+            long batches = one("SELECT count(*) FROM batches");
+            int duplicate = ahead.archive(Sender.NONE, batch("stored-on-time", aheadClock.millis())).duplicate();
             sweeper.close();
+            ReliabilityReport.assertHostile("a3-m1", "two collectors on one PostgreSQL archive, one host's clock 8"
+                            + " days ahead; it holds the lease and sweeps with a 7-day dedup window and retention"
+                            + " right after the other stored a key", "nothing forgotten or deleted; a copy of the key"
+                            + " is a duplicate; the batch it received is stamped by the server's clock",
+                    keys + " of 2 keys and " + batches + " of 2 batches kept; the copy counted " + duplicate
+                            + " duplicate; its batch stamped " + (stampedAhead - serverNow) + " ms from the"
+                            + " server's clock", keys == 2 && batches == 2 && duplicate == 1);
         }
     }
 }
