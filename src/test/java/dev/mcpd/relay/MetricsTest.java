@@ -199,7 +199,10 @@ class MetricsTest {
                 }
                 // A liveness bound, not a speed figure: the audit saw 10-30 s while scrapes held the event loops; here
                 // 1.8-3.2 s before the scrapes had a thread of their own, 0.17-0.19 s after (2 cores, other load).
-                assertTrue(slowest < 1_000, "the slowest /healthz took " + slowest + " ms");
+                dev.mcpd.testing.ReliabilityReport.assertHostile("a3-m6", "1 600 GET /metrics pipelined on 4"
+                                + " connections of an open relay (no --ingest-key), answers read back",
+                        "/healthz answered within 1 s throughout", "slowest of 10 probes " + slowest + " ms",
+                        slowest < 1_000);
             } finally {
                 for (java.net.Socket socket : flood) {
                     socket.close();
