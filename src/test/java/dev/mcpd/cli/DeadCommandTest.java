@@ -152,8 +152,11 @@ class DeadCommandTest {
             assertFalse(show.out().contains("\u202e"), "no bidirectional override reaches the terminal");
             McpdRun json = run(env, "relay", "dead", "list", "--json");
             assertEquals(0, json.status(), json.err());
-            assertFalse(json.out().contains("\u202e"), "nor through --json: " + json.out());
-            assertTrue(json.out().contains("key-\\u202Eevil"), json.out());
+            boolean escaped = !json.out().contains("\u202e") && json.out().contains("key-\\u202Eevil");
+            dev.mcpd.testing.ReliabilityReport.assertHostile("a3-l1", "a dead letter whose idempotency key holds a"
+                            + " bidirectional override (U+202E), listed with dead list --json and shown",
+                    "no bidirectional or control character reaches the terminal: each written as \\uXXXX",
+                    escaped ? "written as \\u202E in both" : "REACHED the terminal: " + json.out(), escaped);
         }
         McpdRun bad = run(env, "relay", "dead", "show", "4.txt");
         assertEquals(2, bad.status());
