@@ -68,6 +68,8 @@ public final class DeadLetters {
     private volatile Census census = new Census(0, 0, Optional.empty());
     private volatile long censusNanos;
     private final AtomicBoolean rescanning = new AtomicBoolean();
+    /** dead/ as it was opened: a refused entry and its credential are written only there. */
+    private final DirectoryIdentity identity;
 
     /** The relay's dead letters: creates dead/ if needed and removes what a crash left half-written. */
     public DeadLetters(Path relaySpoolDir) throws IOException {
@@ -80,6 +82,7 @@ public final class DeadLetters {
             SpoolFiles.createDirectory(dir);
             removeHalfWritten();
         }
+        this.identity = DirectoryIdentity.of(dir);
         rescan();
     }
 
@@ -178,6 +181,7 @@ public final class DeadLetters {
 
     /** Keeps the entry and why it was refused; returns once all of it is durable. */
     public void keep(SpoolEntry entry, Refusal refusal) throws IOException {
+        identity.verify();
         String base = SpoolFiles.baseName(entry.seq());
         SpoolRequest request = entry.request();
         int credentialRef = request.credential().isPresent() ? 1 : 0;

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -60,9 +61,13 @@ final class GroupCommitter {
     private volatile String writeProblem;
     private long lastWriteProbeNanos;
 
-    GroupCommitter(Path dir, long segmentTargetBytes, WriteChannels channels, SpoolBound bound, SpoolLedger ledger,
-                   SpoolRecovery.Recovered recovered) {
+    /** The directory opened: every commit and probe first checks its name still leads there. */
+    private final DirectoryIdentity identity;
+
+    GroupCommitter(Path dir, DirectoryIdentity identity, long segmentTargetBytes, WriteChannels channels,
+                   SpoolBound bound, SpoolLedger ledger, SpoolRecovery.Recovered recovered) {
         this.dir = dir;
+        this.identity = identity;
         this.segmentTargetBytes = segmentTargetBytes;
         this.channels = channels;
         this.bound = bound;
@@ -203,6 +208,7 @@ final class GroupCommitter {
             requests.add(pending.request());
         }
         try {
+            identity.verify();
             if (writer == null || writer.broken() || writer.size() >= segmentTargetBytes) {
                 roll();
             }
@@ -266,14 +272,16 @@ final class GroupCommitter {
         }
         lastWriteProbeNanos = now;
         try {
+            identity.verify();
             if (writer == null || writer.broken()) {
                 roll();
             }
             writer.ensureReachable();
             Path probe = dir.resolve(Spool.WRITE_PROBE_FILE);
             // Through the same channels as the segments: a disk that refuses their writes refuses the probe's.
+            // Never through a link someone put under the probe's name.
             try (FileChannel channel = channels.wrap(probe, FileChannel.open(probe, StandardOpenOption.CREATE,
-                    StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING))) {
+                    StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS))) {
                 channel.write(java.nio.ByteBuffer.allocate(4096));
                 channel.force(false);
             } finally {

@@ -104,14 +104,15 @@ public final class Spool implements Closeable {
     }
 
     private Spool(Path dir, Options options, WriteChannels channels, SpoolLock ownership,
-                  SpoolRecovery.Recovered recovered, String id) {
+                  SpoolRecovery.Recovered recovered, String id, DirectoryIdentity identity) {
         this.dir = dir;
         this.ownership = ownership;
         this.id = id;
         this.bound = new SpoolBound(options.maxBytes());
         bound.recovered(recovered.bytes());
         this.ledger = new SpoolLedger(dir, bound, recovered);
-        this.committer = new GroupCommitter(dir, options.segmentTargetBytes(), channels, bound, ledger, recovered);
+        this.committer = new GroupCommitter(dir, identity, options.segmentTargetBytes(), channels, bound, ledger,
+                recovered);
     }
 
     public static Spool open(Path dir) throws IOException {
@@ -133,13 +134,17 @@ public final class Spool implements Closeable {
     /** As {@link #open(Path, Options)}, writing through {@code channels} (tests: a disk that fails). */
     static Spool open(Path dir, Options options, WriteChannels channels) throws IOException {
         SpoolFiles.createDirectory(dir);
+        // The directory judged is the one written, however its name is used later.
+        DirectoryIdentity identity = DirectoryIdentity.of(dir);
         // Before anything in it is read or written: another user who can write here could have planted entries.
         SpoolDirectoryOwnership.check(dir);
         SpoolLock ownership = SpoolLock.tryAcquire(dir).orElseThrow(() -> new IOException(
                 "another relay has it open (" + SpoolLock.FILE + " is locked): one relay per spool directory"));
         try {
             SpoolRecovery.Recovered recovered = SpoolRecovery.recover(dir, channels);
-            Spool spool = new Spool(dir, options, channels, ownership, recovered, SpoolIdentity.readOrCreate(dir));
+            identity.verify();
+            Spool spool = new Spool(dir, options, channels, ownership, recovered, SpoolIdentity.readOrCreate(dir),
+                    identity);
             spool.committer.start();
             return spool;
         } catch (IOException | RuntimeException e) {

@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
  *   <li>writable by its group: allowed only if that group is one of this process's (its gid or a supplementary group)
  *       — what Kubernetes' {@code fsGroup} makes of a volume; otherwise refused.</li>
  * </ul>
- * The spool directory's parent is not checked: it is often a volume root (an emptyDir is 0777) or {@code /tmp}, and
- * another user can do nothing there to the contents of a directory that passes. Where the file system or the platform
+ * The spool directory's parent is not checked: it is often a volume root (an emptyDir is 0777) or {@code /tmp}. Who may
+ * write it may put another directory under the spool's name after this check: {@link DirectoryIdentity} sees that
+ * before every write, and judges the new one by this same rule. Where the file system or the platform
  * cannot say (no POSIX attributes, no {@code /proc/self/status}), nothing is checked, with one log line.
  */
 public final class SpoolDirectoryOwnership {
@@ -60,6 +61,12 @@ public final class SpoolDirectoryOwnership {
                 throw new UnsafeSpoolDirectoryException(problem.get());
             }
         }
+    }
+
+    /** What makes {@code dir} unsafe for this process, or empty when it is safe, absent, or cannot be told. */
+    static Optional<String> problem(Path dir) throws IOException {
+        Optional<ProcessIdentity> me = ProcessIdentity.current();
+        return me.isEmpty() ? Optional.empty() : problem(dir, me.get());
     }
 
     /** What makes {@code dir} unsafe for {@code me}, or empty when it is safe, absent, or cannot be told. */
