@@ -84,4 +84,15 @@ final class RunningRelay implements AutoCloseable {
     public void close() {
         application.close();
     }
+
+    /**
+     * Stops the relay and asserts the stop was prompt: it waits out neither a caller's long wait nor the 10 s a stop
+     * gives answers in flight.
+     */
+    public void closePromptly() {
+        long started = System.nanoTime();
+        close();
+        long tookMillis = (System.nanoTime() - started) / 1_000_000;
+        org.junit.jupiter.api.Assertions.assertTrue(tookMillis < 8_000, "the stop took " + tookMillis + " ms");
+    }
 }
