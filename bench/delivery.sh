@@ -27,7 +27,11 @@ nginx -c "$work/nginx.conf"
 
 relay() { # relay PORT UPSTREAM DATA
   java -jar "$root/target/mcpd.jar" relay --listen "127.0.0.1:$1" --upstream "$2" --data "$3/mcpd.db" >>"$work/relay.log" 2>&1 &
-  for _ in $(seq 1 120); do curl -sf "localhost:$1/healthz" >/dev/null && return; sleep 0.25; done
+  # Until the routes serve: /readyz answers anything but "starting" (/healthz says 200 a moment before).
+  for _ in $(seq 1 120); do
+    body=$(curl -s "localhost:$1/readyz") && [ -n "$body" ] && [ "${body#starting}" = "$body" ] && return
+    sleep 0.25
+  done
   echo "relay did not start" >&2; tail "$work/relay.log" >&2; exit 1
 }
 stop() { pkill -f "mcpd.jar relay --listen 127.0.0.1:$1" || true; while pgrep -f "listen 127.0.0.1:$1" >/dev/null; do sleep 0.1; done; }

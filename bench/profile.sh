@@ -33,7 +33,10 @@ else
 fi
 pid=$!
 trap 'kill $pid 2>/dev/null; nginx -c "$out/nginx.conf" -s stop 2>/dev/null || true' EXIT
-for _ in $(seq 1 200); do curl -sf -o /dev/null http://127.0.0.1:14490/healthz && break; sleep 0.1; done
+for _ in $(seq 1 200); do # until the routes serve: /readyz answers anything but "starting"
+  body=$(curl -s http://127.0.0.1:14490/readyz) && [ -n "$body" ] && [ "${body#starting}" = "$body" ] && break
+  sleep 0.1
+done
 keys=0
 [ "$subject" = collector ] && keys=1
 UNIQUE_KEYS=$keys RUN_ID=warm wrk -t2 -c64 -d40s -s "$here/post.lua" http://127.0.0.1:14490/v1/ingest >/dev/null

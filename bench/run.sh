@@ -449,12 +449,15 @@ if want tls; then
     --upstream http://127.0.0.1:18189 --data "$work/tls-https/mcpd.db" --spool-max-bytes 64GiB \
     --tls-cert "$pki/relay.pem" --tls-key "$pki/relay.key" >>"$work/relay-tls.log" 2>&1 &
   tls_pid=$!
+  tls_serving() { # the routes serve: /readyz answers anything but "starting" (/healthz says 200 a moment before)
+    body=$(curl -s --cacert "$pki/ca.pem" "https://127.0.0.1:$tls_port/readyz") && [ -n "$body" ] \
+      && [ "${body#starting}" = "$body" ]
+  }
   for _ in $(seq 1 1200); do
-    curl -sf -o /dev/null --cacert "$pki/ca.pem" "https://127.0.0.1:$tls_port/healthz" && break
+    tls_serving && break
     sleep 0.05
   done
-  curl -sf -o /dev/null --cacert "$pki/ca.pem" "https://127.0.0.1:$tls_port/healthz" \
-    || { echo "the HTTPS relay did not start" >&2; tail "$work/relay-tls.log" >&2; exit 1; }
+  tls_serving || { echo "the HTTPS relay did not start" >&2; tail "$work/relay-tls.log" >&2; exit 1; }
   for protocol in http https; do
     tls_load "$protocol" keep-alive 64 "$relay_warmup"
     tls_load "$protocol" per-request 16 "$relay_warmup" 'Connection: close'

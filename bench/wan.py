@@ -56,13 +56,17 @@ def until(condition, timeout):
     raise RuntimeError("not within %d s" % timeout)
 
 
-def wait_http(port, path="/healthz", timeout=60):
+def wait_http(port, path="/readyz", timeout=60):
+    """Until PATH answers below 500 — or, for an mcpd's /readyz, answers anything but "starting" (its routes serve;
+    /healthz answers 200 a moment before they are up)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", path)
-            if conn.getresponse().status < 500:
+            response = conn.getresponse()
+            body = response.read()
+            if response.status < 500 or (path == "/readyz" and not body.startswith(b"starting")):
                 return
         except OSError:
             pass

@@ -8,6 +8,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.Http2Settings;
 import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
@@ -51,6 +52,8 @@ final class ListenerVertx extends VertxWrapper {
     static final int LISTENING_LOOPS = Math.max(1, Runtime.getRuntime().availableProcessors());
 
     private static final Logger LOG = LoggerFactory.getLogger(ListenerVertx.class);
+    /** The liveness probe's path, which answers while the routes are not up yet too. */
+    static final String LIVENESS = "/healthz";
 
     private final Duration idleTimeout;
     private final AtomicBoolean startingSaid = new AtomicBoolean();
@@ -113,10 +116,9 @@ final class ListenerVertx extends VertxWrapper {
     }
 
     /**
-     * {@code next}, once the routes are up; before, "starting; retry later" — the one place that answers it — to every
-     * request, {@code GET /healthz} included: its 200 means the relay serves, and scripts, Compose health checks and
-     * startup probes wait for it before they send (a liveness probe is covered by its start period). Said once in the
-     * log.
+     * {@code next}, once the routes are up; before, "starting; retry later" — the one place that answers it — except
+     * {@code GET /healthz}, which answers {@code 200 ok} from the first connection the port accepts: the process is
+     * alive and serving, and a liveness probe that hits this moment must not restart it. Said once in the log.
      */
     private Handler<HttpServerRequest> starting(Handler<HttpServerRequest> next) {
         return request -> {
@@ -124,9 +126,13 @@ final class ListenerVertx extends VertxWrapper {
                 next.handle(request);
                 return;
             }
+            if (request.method() == HttpMethod.GET && LIVENESS.equals(request.path())) {
+                request.response().putHeader("Content-Type", Answers.TEXT).end("ok\n");
+                return;
+            }
             if (startingSaid.compareAndSet(false, true)) {
                 LOG.info("requests that come before the routes are up are answered 503 \"starting; retry later\""
-                        + " (Retry-After: {} s)", IngestRefusal.RETRY_AFTER_SECONDS);
+                        + " (Retry-After: {} s), GET {} 200 ok", IngestRefusal.RETRY_AFTER_SECONDS, LIVENESS);
             }
             request.response().setStatusCode(503)
                     .putHeader("Retry-After", Integer.toString(IngestRefusal.RETRY_AFTER_SECONDS))

@@ -51,8 +51,9 @@ class ComposeKafkaIT {
         Podman.Result up = COMPOSE.compose(Duration.ofMinutes(3), "up", "-d", "--no-build");
         assertEquals(0, up.status(), "podman-compose up:\n" + up.output());
         for (int relay : List.of(4317, 4318)) {
-            await().atMost(Duration.ofSeconds(120)).ignoreExceptions().until(() -> COMPOSE.get(relay, "/healthz")
-                    .statusCode() == 200);
+            // Its routes serve: /readyz answers, not "starting" (/healthz says 200 a moment before).
+            await().atMost(Duration.ofSeconds(120)).ignoreExceptions().until(() -> !COMPOSE.get(relay, "/readyz")
+                    .body().startsWith("starting"));
             HttpResponse<String> accepted = COMPOSE.ingest(relay, "via the relay on " + relay);
             assertEquals(202, accepted.statusCode(), accepted.body());
         }

@@ -26,14 +26,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sets) run as a separate process, the way an operator runs it.
  *
  * <p>A long-running process ({@link #start}) writes stdout and stderr to a log file in the test's folder and is
- * handed back only once {@code GET /healthz} answers 200. A short command ({@link #runJar}, {@link #run}) runs to
+ * handed back only once its routes serve ({@code GET /readyz} answers, not "starting"). A short command ({@link #runJar}, {@link #run}) runs to
  * completion and its exit status, stdout and stderr are returned. The child's environment is this JVM's minus every
  * {@code MCPD_*} variable and the JVM option variables (which would make the JVM print to stderr), plus what the test
  * names. Every process still running when the test JVM exits is killed.
  */
 public final class PackagedJar implements AutoCloseable {
 
-    /** How long a relay may take to answer {@code /healthz}. */
+    /** How long a relay may take to serve. */
     public static final Duration START_DEADLINE = Duration.ofSeconds(60);
     /** How long a short command may take, and a terminated process may take to exit. */
     public static final Duration EXIT_DEADLINE = Duration.ofSeconds(30);
@@ -106,8 +106,8 @@ public final class PackagedJar implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------- long-running
 
     /**
-     * Starts {@code java -jar mcpd.jar args} in {@code dir} and waits until {@code GET http://127.0.0.1:port/healthz}
-     * answers 200 ({@code port} must be the one the arguments or environment make it listen on). Fails with the tail
+     * Starts {@code java -jar mcpd.jar args} in {@code dir} and waits until its routes serve on
+     * {@code http://127.0.0.1:port} ({@code port} must be the one the arguments or environment make it listen on). Fails with the tail
      * of its log when it exits first or does not answer within {@link #START_DEADLINE}.
      */
     public static PackagedJar start(Path dir, int port, Map<String, String> environment, String... args) {
@@ -130,7 +130,7 @@ public final class PackagedJar implements AutoCloseable {
 
     /**
      * Starts {@code command} (the launcher {@code bin/mcpd …}, say) in {@code workingDir}, its log in {@code dir},
-     * and waits until it answers {@code GET /healthz} on {@code port}.
+     * and waits until its routes serve on {@code port}.
      */
     public static PackagedJar startCommand(Path dir, Path workingDir, int port, Map<String, String> environment,
                                            List<String> command) {
@@ -151,20 +151,24 @@ public final class PackagedJar implements AutoCloseable {
         return new PackagedJar(launch(builder), log, port);
     }
 
+    /**
+     * Until the routes serve: {@code /readyz} answers anything but "starting". ({@code /healthz} answers 200 from the
+     * first connection the port accepts, a moment before the routes are up: liveness, not readiness to take requests.)
+     */
     private void awaitHealthy() {
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(1)).build();
-        HttpRequest healthz = HttpRequest.newBuilder(uri("/healthz")).timeout(Duration.ofSeconds(2)).GET().build();
+        HttpRequest readyz = HttpRequest.newBuilder(uri("/readyz")).timeout(Duration.ofSeconds(5)).GET().build();
         long deadline = System.nanoTime() + START_DEADLINE.toNanos();
         String lastAnswer = "no answer yet";
         while (true) {
             if (!process.isAlive()) {
-                fail("mcpd exited with status " + process.exitValue() + " before /healthz answered 200; "
+                fail("mcpd exited with status " + process.exitValue() + " before its routes served; "
                         + "log " + log + " ends with:\n" + logTail(40));
             }
             try {
-                HttpResponse<String> answer = client.send(healthz, HttpResponse.BodyHandlers.ofString());
-                if (answer.statusCode() == 200) {
+                HttpResponse<String> answer = client.send(readyz, HttpResponse.BodyHandlers.ofString());
+                if (!answer.body().startsWith("starting")) {
                     return;
                 }
                 lastAnswer = "status " + answer.statusCode() + ": " + answer.body();
@@ -176,7 +180,7 @@ public final class PackagedJar implements AutoCloseable {
             }
             if (System.nanoTime() - deadline > 0) {
                 close();
-                fail("mcpd did not answer GET /healthz with 200 within " + START_DEADLINE.toSeconds() + " s (last: "
+                fail("mcpd's routes did not serve within " + START_DEADLINE.toSeconds() + " s (GET /readyz, last: "
                         + lastAnswer + "); log " + log + " ends with:\n" + logTail(40));
             }
             pause(Duration.ofMillis(100));
