@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 public final class TlsReload implements Processor {
 
     private static final Logger LOG = LoggerFactory.getLogger(TlsReload.class);
-    private static final RateLimitedLog REFUSED = new RateLimitedLog(LOG, Duration.ofMinutes(1));
+    /** Once a minute per use: each process's own (a process-wide one let one relay's line silence another's). */
+    private final RateLimitedLog refused = new RateLimitedLog(LOG, Duration.ofMinutes(1));
 
     private final List<TlsUse> uses = new CopyOnWriteArrayList<>();
 
@@ -49,7 +50,7 @@ public final class TlsReload implements Processor {
             try {
                 use.reloadIfChanged().ifPresent(change -> LOG.info("tls reloaded {}", change));
             } catch (ConfigException e) {
-                REFUSED.warn("tls-" + use.name(), "tls: " + use.name() + " keeps the files it has: "
+                refused.warn("tls-" + use.name(), "tls: " + use.name() + " keeps the files it has: "
                         + e.getMessage());
             }
         }
