@@ -6,11 +6,13 @@ import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Message;
@@ -37,12 +39,15 @@ final class EventLoopConsumer extends VertxPlatformHttpConsumer {
 
     private final boolean onEventLoop;
     private final HeaderFilterStrategy answerHeaders;
+    private final Consumer<HttpServerRequest> answered;
 
     EventLoopConsumer(PlatformHttpEndpoint endpoint, Processor processor, List<Handler<RoutingContext>> handlers,
-                      String routerName, boolean onEventLoop) {
+                      String routerName, boolean onEventLoop,
+                      Consumer<HttpServerRequest> answered) {
         super(endpoint, processor, handlers, routerName);
         this.onEventLoop = onEventLoop;
         this.answerHeaders = endpoint.getHeaderFilterStrategy();
+        this.answered = answered;
     }
 
     @Override
@@ -82,6 +87,7 @@ final class EventLoopConsumer extends VertxPlatformHttpConsumer {
     private void answer(RoutingContext ctx, Exchange exchange) {
         try {
             write(ctx.response(), exchange);
+            answered.accept(ctx.request());
         } catch (RuntimeException e) {
             LOG.error("could not write the answer to {} {}", ctx.request().method(), SenderText.quote(ctx.request()
                     .path()), e);

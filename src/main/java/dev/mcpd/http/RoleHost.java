@@ -71,7 +71,7 @@ public final class RoleHost {
                 ListenerVertx.idleTimeoutFor(config.listener().requestTimeout()), RefusalAnswer::logFrontDoorRefusal,
                 listenerTls, () -> gate != null && gate.routesUp());
         main.bind("vertx", vertx);
-        main.bind("platform-http-engine", new EventLoopEngine(onEventLoop));
+        main.bind("platform-http-engine", new EventLoopEngine(onEventLoop, vertx.unreadAnswers()::answered));
         // Camel Main's SIGTERM hook runs this first: from now on the port answers "stopping". A signal that comes while
         // Camel is still starting would otherwise be noticed only after start-up, and Camel's hook would wait up to
         // 25 s for a stop nobody makes while the relay serves (runUntilStopped makes it).
