@@ -59,31 +59,28 @@ class UnreadAnswersTest {
         }
     }
 
-    @Test
-    void aStreamWithoutRoomIsRefusedAndAConnectionThatTakesNoAnswersIsClosed() throws Exception {
-        UnreadAnswers unread = unread(2, Duration.ofMinutes(5));
+    /** A client that opens {@code streams} and takes no answer is closed, saying {@code reason}; all given back. */
+    private void assertClosed(UnreadAnswers unread, int streams, String reason) throws Exception {
         int port = serve(unread);
         try (RawHttp2 client = RawHttp2.neverOpeningItsWindows(port, 5_000)) {
-            openStreams(client, 3);
-            assertTrue(client.endedByServerWithin(10_000), "room for two streams, a third while two answers wait:"
-                    + " closed");
+            openStreams(client, streams);
+            assertTrue(client.endedByServerWithin(10_000), "closed");
         }
         await().atMost(Duration.ofSeconds(5)).until(() -> unread.held() == 0 && unread.connectionsWatched() == 0);
         assertTrue(logged.stream().anyMatch(line -> line.startsWith("UNREAD_ANSWERS closed an HTTP/2 connection"
-                + " reason=\"the memory for open streams is")), logged.toString());
+                + " reason=\"" + reason)), logged.toString());
+    }
+
+    @Test
+    void aStreamWithoutRoomIsRefusedAndAConnectionThatTakesNoAnswersIsClosed() throws Exception {
+        // Room for two streams; a third while two answers wait (or a check while they wait): closed.
+        assertClosed(unread(2, Duration.ofMinutes(5)), 3, "the memory for open streams is");
     }
 
     @Test
     void aConnectionHoldingUnsentAnswersWhileTheMemoryIsShortIsClosed() throws Exception {
-        UnreadAnswers unread = unread(4, Duration.ofMinutes(5));
-        int port = serve(unread);
-        try (RawHttp2 client = RawHttp2.neverOpeningItsWindows(port, 5_000)) {
-            openStreams(client, 4); // all four fit; together they are more than three quarters
-            assertTrue(client.endedByServerWithin(10_000), "closed at its next check");
-        }
-        await().atMost(Duration.ofSeconds(5)).until(() -> unread.held() == 0 && unread.connectionsWatched() == 0);
-        assertTrue(logged.stream().anyMatch(line -> line.contains("reason=\"the memory for open streams is short")),
-                logged.toString());
+        // All four fit; together they are more than three quarters: closed at its next check.
+        assertClosed(unread(4, Duration.ofMinutes(5)), 4, "the memory for open streams is short");
     }
 
     @Test
