@@ -6,8 +6,8 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -39,11 +39,18 @@ public final class CollectorReadiness implements Supplier<ProbeAnswer.Verdict> {
      * enough: the driver cancels through the server, and a server that is frozen (or a network that drops every
      * packet) answers neither the query nor the cancel — the query then waits for ever.
      */
-    private final ExecutorService checker = Executors.newSingleThreadExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "mcpd-store-check");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ThreadPoolExecutor checker = idleEnding(new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), runnable -> {
+                Thread thread = new Thread(runnable, "mcpd-store-check");
+                thread.setDaemon(true);
+                return thread;
+            }));
+
+    /** Its thread ends after 10 s without a check: nothing stays behind a collector that stopped. */
+    private static ThreadPoolExecutor idleEnding(ThreadPoolExecutor executor) {
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
     private CompletableFuture<Optional<String>> check = CompletableFuture.completedFuture(Optional.empty());
 
     /** What keeps the store from answering now: the check in flight, or a new one, waited for at most its time. */
