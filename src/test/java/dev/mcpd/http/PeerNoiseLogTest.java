@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.LoggingEvent;
 import ch.qos.logback.core.spi.FilterReply;
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,8 @@ class PeerNoiseLogTest {
     private final PeerNoiseLog filter = new PeerNoiseLog();
 
     private FilterReply decide(String logger, Level level, String line, Throwable t) {
-        return filter.decide(null, context.getLogger(logger), level, line, null, t);
+        return filter.decide(new LoggingEvent(PeerNoiseLogTest.class.getName(), context.getLogger(logger), level, line,
+                t, null));
     }
 
     @Test
@@ -37,5 +39,16 @@ class PeerNoiseLogTest {
         assertEquals(FilterReply.NEUTRAL, decide("dev.mcpd.delivery.UpstreamHttp", Level.ERROR, "Connection reset",
                 null));
         assertEquals(FilterReply.NEUTRAL, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR, null, null));
+    }
+
+    @Test
+    void theStartFailureFilterDropsCamelsStackTraceAlone() {
+        StartFailureLog start = new StartFailureLog();
+        assertEquals(FilterReply.DENY, start.decide(new LoggingEvent("x",
+                context.getLogger(StartFailureLog.CAMEL_CONTEXT), Level.ERROR,
+                "Error starting CamelContext (camel-1) due to exception thrown: bind", new IOException("bind"), null)));
+        assertEquals(FilterReply.NEUTRAL, start.decide(new LoggingEvent("x",
+                context.getLogger(StartFailureLog.CAMEL_CONTEXT), Level.INFO, "Apache Camel 4.18.0 started", null,
+                null)));
     }
 }

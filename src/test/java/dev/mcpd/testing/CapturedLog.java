@@ -4,16 +4,23 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.mcpd.http.PeerNoiseLog;
+import dev.mcpd.http.StartFailureLog;
 import java.util.List;
 import org.slf4j.LoggerFactory;
 
-/** Every log event of this JVM while it is open (logback's own list appender on the root logger). */
+/**
+ * Every log event of this JVM while it is open (logback's own list appender on the root logger), through the filters
+ * {@code logback.xml} puts on standard error: what an operator would read.
+ */
 public final class CapturedLog implements AutoCloseable {
 
     private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
 
     public CapturedLog() {
+        appender.addFilter(new StartFailureLog());
+        appender.addFilter(new PeerNoiseLog());
         appender.start();
         root.addAppender(appender);
     }
