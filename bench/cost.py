@@ -1,6 +1,15 @@
 #!/usr/bin/env python3
 """The cost of one request, side by side in one run, and what a large backlog costs.
 
+  limit    the relay beside the engineering limit of its job on the JVM (bench/DurableLimit.java: bare Vert.x, the
+           relay's own jar, that appends each body to one file, fdatasyncs in groups, answers 202 once its group is on
+           disk and then POSTs the body upstream), both with the JVM options bin/mcpd gives the relay. Per repetition,
+           four subjects one after the other, each started fresh and stopped before the next: the limit and the relay
+           delivering to nginx `return 200`, then both with their upstream down (accept only). Each subject under
+           wrk -t2 -c64, 1 KiB: its first --seconds window from a cold start (warm-up), the window after it, then
+           after --warmup seconds of load in all two steady windows, then one paced at half its steady rate (p99
+           there). Per window: accepted and delivered per second, CPU per accepted request (over the window and, when
+           delivering, until the upstream has it all), the JIT's share, p50/p99; per subject: peak RSS.
   load     per repetition, one after the other on the same machine: nginx proxy_pass (a relay without durability) to
            nginx `return 200`; the relay (bin/mcpd as shipped) delivering to that same nginx, one request per entry;
            the relay with its upstream down (accept only). wrk -t2 -c64, 1 KiB POSTs. For each relay: accepted and
@@ -12,7 +21,7 @@
            the relay is stopped, `echo 3 > /proc/sys/vm/drop_caches` and the relay started again, from a cold one.
 Each result is one JSON line appended to --out (kinds cost-load, cost-process, cost-backlog).
 
-    bench/cost.py --jar target/mcpd.jar --reps 3 --seconds 10 --backlog 10000000 --drain-seconds 60
+    bench/cost.py --jar target/mcpd.jar --reps 3 --seconds 10 --backlog 10000000 --drain-seconds 60 [--phases limit,load,backlog]
 """
 import argparse
 import json
@@ -74,10 +83,10 @@ def metrics(port):
     return sums
 
 
-def wrk(url, seconds, connections=64):
+def wrk(url, seconds, connections=64, env=None):
     out = subprocess.run(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "5s", "-s",
                           os.path.join(HERE, "post.lua"), url], capture_output=True, text=True,
-                         env={**os.environ, "BODY_BYTES": "1024"}).stdout
+                         env={**os.environ, "BODY_BYTES": "1024", **(env or {})}).stdout
     line = next((l for l in out.splitlines() if l.startswith("{")), None)
     if line is None:
         raise RuntimeError("wrk printed no result: " + out)
@@ -117,6 +126,96 @@ def first_2xx(port, timeout=120):
         except OSError:
             return False
     return until(answered, timeout)
+
+
+def limit_command(args, port, spool_file, upstream_port):
+    """DurableLimit with the JVM options bin/mcpd gives the relay (without its class-data archive)."""
+    command = ["java", "-XX:+UseSerialGC", "-Xms128m", "-Xmx512m", "-Xmn64m", "-Xss512k",
+               "-Djdk.nio.maxCachedBufferSize=1048576", "-cp", args.jar, os.path.join(HERE, "DurableLimit.java"),
+               str(port), spool_file]
+    return command + ([str(upstream_port)] if upstream_port else [])
+
+
+def limit_counts(port):
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/count")
+    accepted, delivered = conn.getresponse().read().decode().split()
+    return {"accepted": float(accepted), "delivered": float(delivered)}
+
+
+def measured_window(subject, process, port, counts, seconds, delivering, pace_ms=0):
+    """One wrk window on a subject; with delivery, waits until the upstream has all it accepted (CPU counted till then)."""
+    before, cpu0, jit0 = counts(port), ticks(process.pid), jit_ticks(process.pid)
+    started = time.time()
+    env = {"DELAY_MS": str(pace_ms)} if pace_ms else {}
+    result = wrk("http://127.0.0.1:%d/v1/ingest" % port, seconds, env=env)
+    elapsed = time.time() - started
+    after, cpu1 = counts(port), ticks(process.pid)
+    accepted = after["accepted"] - before["accepted"]
+    drain = 0.0
+    if delivering:
+        drain = max(0.0, until(lambda: counts(port)["delivered"] >= counts(port)["accepted"], 120)
+                    - (started + elapsed))
+    cpu2, jit2 = ticks(process.pid), jit_ticks(process.pid)
+    final = counts(port)
+    return {"rps": result["rps"], "accepted_per_s": accepted / elapsed,
+            "delivered_per_s": (after["delivered"] - before["delivered"]) / elapsed,
+            "cpu_us_per_req": (cpu1 - cpu0) / TICKS * 1e6 / max(accepted, 1),
+            "cpu_us_per_req_drained": (cpu2 - cpu0) / TICKS * 1e6 / max(final["accepted"] - before["accepted"], 1),
+            "jit_share": (jit2 - jit0) / max(cpu2 - cpu0, 1), "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"],
+            "drain_s": drain, "non2xx": result["non2xx"], "socket_errors": result["socket_errors"]}
+
+
+def relay_counts(port):
+    m = metrics(port)
+    return {"accepted": m["accepted"], "delivered": m["delivered"]}
+
+
+def limit_phase(args, procs, work, out):
+    up = free_port()
+    nginx(procs, work, "upstream", "server { listen 127.0.0.1:%d; location / { return 200; } }" % up)
+    wait_http(up, "/")
+    for rep in range(args.reps):
+        for subject, mode in (("limit", "delivering"), ("relay", "delivering"), ("limit", "accepting"),
+                              ("relay", "accepting")):
+            port = free_port()
+            upstream = up if mode == "delivering" else free_port()  # a port nobody listens on: accept only
+            spool = os.path.join(work, "%s-%s-%d" % (subject, mode, rep))
+            if subject == "limit":
+                process = procs.start("limit", limit_command(args, port, spool, upstream if mode == "delivering"
+                                                             else None))
+                wait_http(port, "/count", timeout=120)
+                counts = limit_counts
+            else:
+                process = relay(procs, work, "relay", port, upstream, spool)
+                wait_http(port)
+                counts = relay_counts
+            delivering = mode == "delivering"
+            row = {"kind": "cost-limit", "subject": subject, "mode": mode, "rep": rep}
+            loaded = 0
+            for window in ("first", "second"):
+                out({**row, "window": window, **measured_window(subject, process, port, counts, args.seconds,
+                                                                 delivering)})
+                loaded += args.seconds
+            if args.warmup > loaded:
+                wrk("http://127.0.0.1:%d/v1/ingest" % port, args.warmup - loaded)
+                if delivering:
+                    until(lambda: counts(port)["delivered"] >= counts(port)["accepted"], 120)
+            steady = []
+            for _ in range(2):
+                steady.append(measured_window(subject, process, port, counts, args.seconds, delivering))
+                out({**row, "window": "steady", **steady[-1]})
+            rate = sorted(w["accepted_per_s"] for w in steady)[0]
+            # 64 connections, each waiting DELAY_MS after an answer: about half the steady rate (a little under it).
+            pace = max(1, round(64 * 1000 / (rate / 2) - 1))  # less about a millisecond of answer at that load
+            out({**row, "window": "half", "pace_ms": pace,
+                 **measured_window(subject, process, port, counts, args.seconds, delivering, pace_ms=pace)})
+            out({"kind": "cost-limit-process", "subject": subject, "mode": mode, "rep": rep,
+                 "peak_rss_mib": status(process.pid, "VmHWM")})
+            procs.stop(process)
+            shutil.rmtree(spool, ignore_errors=True)
+    procs.stop_all()
 
 
 def load_phase(args, procs, work, out):
@@ -208,11 +307,12 @@ def main():
     parser.add_argument("--warmup", type=int, default=40)
     parser.add_argument("--backlog", type=int, default=10_000_000)
     parser.add_argument("--drain-seconds", type=int, default=60)
-    parser.add_argument("--phases", default="load,backlog")
+    parser.add_argument("--phases", default="limit,load,backlog")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
     def out(row):
+        row = {**row, "at": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())}
         with open(args.out, "a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), file=sys.stderr)
@@ -220,7 +320,9 @@ def main():
     work = tempfile.mkdtemp(prefix="mcpd-cost.", dir=os.environ.get("MCPD_BENCH_DIR", "/var/tmp"))
     procs = Processes(work)
     try:
-        if "load" in args.phases:
+        if "limit" in args.phases:
+            limit_phase(args, procs, work, out)
+        if "load" in args.phases.split(","):
             load_phase(args, procs, work, out)
         if "backlog" in args.phases:
             backlog_phase(args, procs, work, out)

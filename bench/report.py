@@ -9,7 +9,7 @@ import os
 import sys
 
 from report_common import Results, gnuplot, load, median, num, ratio, spread
-from report_cost import cost_section
+from report_cost import cost_section, limit_figures, limit_section
 from report_kafka import kafka_section, kafka_targets
 from report_lease import lease_prose, lease_targets
 from report_ordered import ordered_section, ordered_targets
@@ -156,10 +156,25 @@ def backlog_rps(res):
 def in_short(res):
     """The figures a reader quotes, in one place: the README points here rather than copying them."""
     out = ["## In short", ""]
+    f = limit_figures(res)
+    if f:
+        when = max(r.get("at", res.machine["date"]) for r in res.kind("cost-limit"))[:10]
+        limit, relay = f["limit", "delivering"], f["relay", "delivering"]
+        out.append(f"- Beside the least its job costs on the JVM (bare Vert.x on the same disk, same run, {when}): "
+                   f"accepts and delivers **{num(relay['steady'])} req/s** (1 KiB, 64 connections), "
+                   f"{ratio(relay['steady'], limit['steady'])} the limit's {num(limit['steady'])}; "
+                   f"**{relay['cpu']:.0f} µs** of CPU per request against {limit['cpu']:.0f}; p99 "
+                   f"{relay['p99']:.1f} against {limit['p99']:.1f} ms; its first 10 s under load reach "
+                   f"{ratio(relay['first'], relay['steady'])} of its steady rate (the limit's "
+                   f"{ratio(limit['first'], limit['steady'])}).")
+        accept_limit, accept_relay = f["limit", "accepting"], f["relay", "accepting"]
+        out.append(f"- Accept only (upstream down): **{num(accept_relay['steady'])} req/s**, "
+                   f"{ratio(accept_relay['steady'], accept_limit['steady'])} the limit's; "
+                   f"{accept_relay['cpu']:.0f} against {accept_limit['cpu']:.0f} µs per request.")
     b, relay, relay_spread = res.rps("B-1k"), res.rps("relay-1k"), spread(r["rps"] for r in res.saturated("relay-1k"))
     if relay:
         out.append(f"- Durable accept, 1 KiB, delivery running: **{relay_spread} req/s**, {ratio(relay, b)} ceiling B "
-                   f"(nginx → nginx, no durability).")
+                   f"(nginx → nginx, no durability; the {res.machine['date'][:10]} run, below).")
     half = offered_load(res).get(("relay-1k", 0.5))
     if half:
         out.append(f"- p99 at about half the saturating rate: **{median(r['p99_ms'] for r in half):.2f} ms** "
@@ -221,7 +236,7 @@ def report(res, plots_dir, plots_link):
           f"**Machine**: {m['cpu']}, {m['cores']} cores, {num(m['memory_mib'])} MiB; Linux {m['kernel']}; spool file "
           f"system {m['fs']}; {m['java']}; nginx {m['nginx']}; wrk {m['wrk']}. The relay runs as shipped "
           "(`bin/mcpd`: SerialGC, 64 MiB young generation, the class-data archive of `bin/cds-archive`).", "",
-          ] + in_short(res) + cost_section(res) + [
+          ] + in_short(res) + limit_section(res) + cost_section(res) + [
           "## Ratios (what holds from one machine to another)", "",
           "| ratio | value |", "|---|---|",
           f"| relay accept / ceiling B (1 KiB) | {ratio(relay1, b1)} |",

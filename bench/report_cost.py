@@ -1,5 +1,5 @@
 """BENCHMARKS.md on the cost of one request beside nginx proxy_pass (bench/cost.py)."""
-from report_common import median, num, ratio, spread
+from report_common import median, num, ratio, spread, target_row
 
 
 def cost_section(res):
@@ -66,4 +66,88 @@ def cost_section(res):
                    f"`echo 3 > /proc/sys/vm/drop_caches`{'' if b['caches_dropped'] else ' (which failed here)'}, at "
                    f"{num(b['drain_cold_per_s'])} entries/s from a cold one ({b['drain_seconds']} s windows); peak "
                    f"RSS during the warm drain {b.get('peak_rss_warm_mib', 0):.0f} MiB, the cold one {b['peak_rss_mib']:.0f} MiB."]
+    return md + [""]
+
+
+def limit_windows(res, subject, mode, window):
+    return res.kind("cost-limit", subject=subject, mode=mode, window=window)
+
+
+def limit_figures(res):
+    """The relay against the limit of its job (bench/cost.py's limit phase): medians per subject, mode and window."""
+    if not res.kind("cost-limit"):
+        return None
+
+    def med(subject, mode, window, key):
+        return median((r[key] for r in limit_windows(res, subject, mode, window)), 0)
+    figures = {}
+    for mode in ("delivering", "accepting"):
+        for subject in ("limit", "relay"):
+            figures[subject, mode] = {
+                "first": med(subject, mode, "first", "accepted_per_s"),
+                "second": med(subject, mode, "second", "accepted_per_s"),
+                "steady": med(subject, mode, "steady", "accepted_per_s"),
+                "delivered": med(subject, mode, "steady", "delivered_per_s"),
+                "cpu": med(subject, mode, "steady", "cpu_us_per_req_drained"),
+                "p99": med(subject, mode, "steady", "p99_ms"),
+                "half_rate": med(subject, mode, "half", "accepted_per_s"),
+                "half_p99": med(subject, mode, "half", "p99_ms"),
+                "rss": max((r["peak_rss_mib"] for r in res.kind("cost-limit-process", subject=subject, mode=mode)),
+                           default=0)}
+    return figures
+
+
+def limit_section(res):
+    """The relay beside the engineering limit of its job on the JVM, with the cost targets."""
+    f = limit_figures(res)
+    if f is None:
+        return []
+    reps = len({r["rep"] for r in res.kind("cost-limit")})
+    md = ["## Beside the limit of the job", "",
+          "`bench/cost.py` (its limit phase): the relay beside `bench/DurableLimit.java` — bare Vert.x from the "
+          "relay's own jar that appends each body to one file, fdatasyncs in groups, answers 202 once its group is on "
+          "disk and then POSTs the body upstream: the least the relay's job costs with the same libraries on the same "
+          "disk (no Camel, no idempotency key, no metrics, no failover, no recovery). Both with the JVM options "
+          "`bin/mcpd` gives the relay; each started fresh and alone, delivering to nginx `return 200`, then with its "
+          f"upstream down (accept only); wrk `-t2 -c64`, 1 KiB POSTs, {reps} repetition(s), medians with (min–max). "
+          "Windows: the first 10 s from a cold start, the 10 s after it, two steady windows after 40 s of load, and "
+          "one paced at about half the steady rate. CPU per request counts every thread (JIT and GC too) until the "
+          "upstream has everything accepted in the window.", "",
+          "| subject | first 10 s /s | next 10 s /s | steady accepted /s | steady delivered /s | CPU µs per request "
+          "| JIT share (steady) | p50 / p99 ms (steady) | half rate /s: p99 ms | peak RSS MiB |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for mode, label in (("delivering", "→ nginx"), ("accepting", "upstream down")):
+        for subject in ("limit", "relay"):
+            rows = {w: limit_windows(res, subject, mode, w) for w in ("first", "second", "steady", "half")}
+            md.append(f"| {subject} {label} | {spread(r['accepted_per_s'] for r in rows['first'])} | "
+                      f"{spread(r['accepted_per_s'] for r in rows['second'])} | "
+                      f"{spread(r['accepted_per_s'] for r in rows['steady'])} | "
+                      f"{spread(r['delivered_per_s'] for r in rows['steady'])} | "
+                      f"{spread(r['cpu_us_per_req_drained'] for r in rows['steady'])} | "
+                      f"{spread((100 * r['jit_share'] for r in rows['steady']), '{:.1f}')} % | "
+                      f"{spread((r['p50_ms'] for r in rows['steady']), '{:.1f}')} / "
+                      f"{spread((r['p99_ms'] for r in rows['steady']), '{:.1f}')} | "
+                      f"{spread(r['accepted_per_s'] for r in rows['half'])}: "
+                      f"{spread((r['p99_ms'] for r in rows['half']), '{:.1f}')} | {f[subject, mode]['rss']:.0f} |")
+    limit, relay = f["limit", "delivering"], f["relay", "delivering"]
+    peaks = [v["rss"] for v in f.values()] + [p["peak_rss_mib"] for p in res.kind("cost-process")] + [
+        max(b["peak_rss_mib"], b.get("peak_rss_warm_mib", 0)) for b in res.kind("cost-backlog")]
+    md += ["", "| target (delivering to nginx, beside the limit in the same run) | measured | met |", "|---|---|---|",
+           target_row("accepted = delivered after a 10 s warm-up ≥ 0.8 × the limit",
+                      f"{ratio(relay['second'], limit['second'])} ({num(relay['second'])} vs "
+                      f"{num(limit['second'])}/s; steady {ratio(relay['steady'], limit['steady'])})",
+                      relay["second"] >= 0.8 * limit["second"]),
+           target_row("CPU per delivered request ≤ 1.5 × the limit's",
+                      f"{ratio(relay['cpu'], limit['cpu'])} ({relay['cpu']:.0f} vs {limit['cpu']:.0f} µs)",
+                      relay["cpu"] <= 1.5 * limit["cpu"]),
+           target_row("p99 at saturation ≤ 2 × the limit's",
+                      f"{ratio(relay['p99'], limit['p99'])} ({relay['p99']:.1f} vs {limit['p99']:.1f} ms)",
+                      relay["p99"] <= 2 * limit["p99"]),
+           target_row("p99 at half the saturating rate ≤ 10 ms",
+                      f"{relay['half_p99']:.1f} ms at {num(relay['half_rate'])}/s", relay["half_p99"] <= 10),
+           target_row("first 10 s under load ≥ 0.8 × the steady rate",
+                      f"{ratio(relay['first'], relay['steady'])} ({num(relay['first'])} vs {num(relay['steady'])}/s; "
+                      f"the limit {ratio(limit['first'], limit['steady'])})", relay["first"] >= 0.8 * relay["steady"]),
+           target_row("peak RSS < 300 MiB in every phase of this section and the next",
+                      f"{max(peaks):.0f} MiB", max(peaks) < 300)]
     return md + [""]

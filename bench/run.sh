@@ -75,7 +75,7 @@ else
   sweep_args="--stores sqlite,postgres --keys 1000000 --runs 3"
   kafka_args="--runs 3 --seconds 20 --down 10" kafka_pg=1
   ordered_args="--phases outages --runs 3" ordered_sustained=60
-  cost_args="--reps 5 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
+  cost_args="--reps 3 --seconds 10 --warmup 40 --backlog 10000000 --drain-seconds 60"
   report_dir=$root plots_dir=$root/bench/report
 fi
 connections=64
@@ -475,11 +475,13 @@ if want tls; then
 fi
 
 # --- the cost of one request: bench/cost.py ---------------------------------------------------------------------
-# Side by side in each repetition: nginx proxy_pass, the relay delivering to nginx, the relay accepting only — with
-# CPU per entry, the JIT's share and peak RSS; then a backlog of 10 000 000 entries: restart, idle RSS, drain from a
+# First the relay beside the limit of its job on the JVM (bench/DurableLimit.java), each started fresh and alone,
+# delivering and accepting only: its first 10 s under load, the next 10 s, steady windows, half rate. Then side by side
+# in each repetition: nginx proxy_pass, the relay delivering to nginx, the relay accepting only — with CPU per entry,
+# the JIT's share and peak RSS; then a backlog of 10 000 000 entries: restart, idle RSS, drain from a
 # warm and from a cold page cache.
 if want cost; then
-  say "cost: proxy_pass beside the relay with and without delivery; backlog restart and drain"
+  say "cost: the relay beside the limit; proxy_pass beside the relay with and without delivery; backlog restart and drain"
   # shellcheck disable=SC2086 # cost_args is a list of options
   MCPD_BENCH_DIR=$work python3 "$here/cost.py" --jar "$root/target/mcpd.jar" $cost_args --out "$results" >&2
 fi
