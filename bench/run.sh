@@ -19,7 +19,7 @@
 # and restarts, and sustained at 80 ms; bench/wan.py: OTLP metrics as one ordered stream at 80 ms).
 # Subjects alternate within each repetition; BENCHMARKS.md quotes medians (min–max).
 #
-# Usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc |
+# Usage: bench/run.sh [--quick | --only cost | --only cost-limit | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc |
 #                      --only tls | --only barrier | --only health | --only dead-letters | --only lease | --only sweep |
 #                      --only kafka]
 #   (full)   about an hour; writes BENCHMARKS.md and bench/report/*.png
@@ -27,7 +27,7 @@
 #            and writes its report under target/bench-quick/ (never over the committed one)
 #   --only cost | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc | --only tls | --only barrier |
 #   --only health | --only dead-letters | --only lease | --only sweep | --only kafka
-#            runs that phase alone and puts its rows in place of the earlier ones in bench/report/results.jsonl,
+#            runs that phase alone (--only cost-limit: the cost phase's part beside the limit alone, about 20 minutes) and puts its rows in place of the earlier ones in bench/report/results.jsonl,
 #            then writes BENCHMARKS.md again from it (the other phases' rows are kept as they were measured)
 # Installs wrk, h2load, nginx and gnuplot from Debian's packages when missing; builds target/mcpd.jar when missing.
 set -euo pipefail
@@ -41,14 +41,14 @@ quick=0 only=
 case "${1:-}" in
   --quick) quick=1 ;;
   --only) [ "${2:-}" = large-bodies ] || [ "${2:-}" = wan ] || [ "${2:-}" = grpc ] || [ "${2:-}" = tls ] \
-          || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = collector ] \
+          || [ "${2:-}" = barrier ] || [ "${2:-}" = cost ] || [ "${2:-}" = cost-limit ] || [ "${2:-}" = collector ] \
             || [ "${2:-}" = health ] || [ "${2:-}" = dead-letters ] || [ "${2:-}" = lease ] || [ "${2:-}" = sweep ] \
             || [ "${2:-}" = kafka ] || [ "${2:-}" = ordered ] || {
-            echo "usage: bench/run.sh --only cost|collector|large-bodies|wan|ordered|grpc|tls|barrier|health|dead-letters|lease|sweep|kafka" >&2
+            echo "usage: bench/run.sh --only cost|cost-limit|collector|large-bodies|wan|ordered|grpc|tls|barrier|health|dead-letters|lease|sweep|kafka" >&2
             exit 2; }
           only=$2 ;;
   "") ;;
-  *) echo "usage: bench/run.sh [--quick | --only cost | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc | --only tls | --only barrier |" \
+  *) echo "usage: bench/run.sh [--quick | --only cost | --only cost-limit | --only collector | --only large-bodies | --only wan | --only ordered | --only grpc | --only tls | --only barrier |" \
        "--only health | --only dead-letters | --only lease | --only sweep | --only kafka]" >&2
      exit 2 ;;
 esac
@@ -480,10 +480,13 @@ fi
 # in each repetition: nginx proxy_pass, the relay delivering to nginx, the relay accepting only — with CPU per entry,
 # the JIT's share and peak RSS; then a backlog of 10 000 000 entries: restart, idle RSS, drain from a
 # warm and from a cold page cache.
-if want cost; then
+if want cost || [ "$only" = cost-limit ]; then
   say "cost: the relay beside the limit; proxy_pass beside the relay with and without delivery; backlog restart and drain"
+  cost_phases=limit,load,backlog
+  [ "$only" = cost-limit ] && cost_phases=limit
   # shellcheck disable=SC2086 # cost_args is a list of options
-  MCPD_BENCH_DIR=$work python3 "$here/cost.py" --jar "$root/target/mcpd.jar" $cost_args --out "$results" >&2
+  MCPD_BENCH_DIR=$work python3 "$here/cost.py" --jar "$root/target/mcpd.jar" $cost_args --phases "$cost_phases" \
+    --out "$results" >&2
 fi
 
 # --- delivery across a long link: bench/wan.py through bench/delay_proxy.py ----------------------------------------
