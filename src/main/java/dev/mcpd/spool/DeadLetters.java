@@ -18,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentSkipListSet;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -58,16 +56,11 @@ public final class DeadLetters {
     static final String ENTRY = ".entry";
     static final String CREDENTIAL = ".cred";
     static final String WHY = ".json";
-    private static final long CENSUS_MAX_AGE_NANOS = 1_000_000_000L;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path dir;
     private final AtomicLong keptSinceStart = new AtomicLong();
-    /** The sequence numbers of the entries held, for the barrier's {@code deadLettered} count. */
-    private volatile ConcurrentSkipListSet<Long> seqs = new ConcurrentSkipListSet<>();
-    private volatile Census census = new Census(0, 0, Optional.empty());
-    private volatile long censusNanos;
-    private final AtomicBoolean rescanning = new AtomicBoolean();
+    private final DeadLetterCensus census;
     /** dead/ as it was opened: a refused entry and its credential are written only there. */
     private final DirectoryIdentity identity;
 
@@ -83,7 +76,7 @@ public final class DeadLetters {
             removeHalfWritten();
         }
         this.identity = DirectoryIdentity.of(dir);
-        rescan();
+        this.census = new DeadLetterCensus(dir);
     }
 
     /**
@@ -130,48 +123,21 @@ public final class DeadLetters {
 
     /** What dead/ holds now (at most a second old). */
     public Census census() {
-        if (System.nanoTime() - censusNanos > CENSUS_MAX_AGE_NANOS) {
-            try {
-                rescan();
-            } catch (IOException e) {
-                return census; // the directory could not be read just now: the last census stands
-            }
-        }
-        return census;
+        return census.now();
     }
 
     /**
-     * What dead/ holds, without waiting for the directory: the last census, and — when that is over a second old — a
-     * new one started on a thread of its own, for the next look. For callers that must not block (an event loop
-     * answering {@code /metrics} or {@code /relay/status}): listing a dead/ of 150 000 files takes seconds.
+     * What dead/ holds, without waiting for the directory: the last census, read again in the background when it is
+     * over a second old. For callers that must not block (an event loop answering {@code /metrics} or
+     * {@code /relay/status}).
      */
     public Census recentCensus() {
-        Census current = census;
-        rescanInBackgroundIfOld();
-        return current;
+        return census.recent();
     }
 
     /** {@link #countBetween}, without waiting for the directory, as {@link #recentCensus()}. */
     public long recentCountBetween(long from, long seq) {
-        ConcurrentSkipListSet<Long> current = seqs;
-        rescanInBackgroundIfOld();
-        return current.subSet(from, true, seq, true).size();
-    }
-
-    private void rescanInBackgroundIfOld() {
-        if (System.nanoTime() - censusNanos > CENSUS_MAX_AGE_NANOS && rescanning.compareAndSet(false, true)) {
-            Thread counter = new Thread(() -> {
-                try {
-                    rescan();
-                } catch (IOException e) {
-                    // the directory could not be read just now: the last census stands until the next look
-                } finally {
-                    rescanning.set(false);
-                }
-            }, "mcpd-dead-letter-census");
-            counter.setDaemon(true);
-            counter.start();
-        }
+        return census.recentBetween(from, seq);
     }
 
     /** Entries moved to dead/ since this process started. */
@@ -196,20 +162,13 @@ public final class DeadLetters {
                 List.of(RecordCodec.encodeEntry(entry.seq(), request, credentialRef).buffers()));
         DurableDirectories.sync(dir);
         keptSinceStart.incrementAndGet();
-        // Counted in place, not by reading dead/ again: a burst of refusals must not cost a listing each. The next
-        // rescan (at most a second away) corrects what this cannot see (a dead letter written again, a purge).
-        if (seqs.add(entry.seq())) {
-            long bytes = Files.size(dir.resolve(base + ENTRY)) + why.length + (credentialRef == 1
-                    ? Files.size(dir.resolve(base + CREDENTIAL)) : 0);
-            Census was = census;
-            census = new Census(was.count() + 1, was.bytes() + bytes, was.oldest().or(() -> Optional.of(Instant.now())));
-        }
+        census.kept(entry.seq(), Files.size(dir.resolve(base + ENTRY)) + why.length + (credentialRef == 1
+                ? Files.size(dir.resolve(base + CREDENTIAL)) : 0));
     }
 
     /** Entries held in dead/ numbered {@code from} through {@code seq} (a job's entries; 1: all up to seq). */
     public long countBetween(long from, long seq) {
-        census();
-        return seqs.subSet(from, true, seq, true).size();
+        return census.between(from, seq);
     }
 
     /** The dead letters, oldest (lowest sequence number) first. */
@@ -285,8 +244,7 @@ public final class DeadLetters {
         Files.deleteIfExists(file(seq, WHY));
         Files.deleteIfExists(file(seq, CREDENTIAL));
         if (held) {
-            seqs.remove(seq);
-            censusNanos = 0;
+            census.purged(seq);
         }
         return held;
     }
@@ -341,38 +299,8 @@ public final class DeadLetters {
         }
     }
 
-    private synchronized void rescan() throws IOException {
-        long started = System.nanoTime();
-        ConcurrentSkipListSet<Long> found = new ConcurrentSkipListSet<>();
-        long bytes = 0;
-        Instant oldest = null;
-        try (Stream<Path> files = Files.list(dir)) {
-            for (Path file : files.toList()) {
-                String name = file.getFileName().toString();
-                if (name.startsWith(".")) {
-                    continue;
-                }
-                BasicFileAttributes attributes;
-                try {
-                    attributes = Files.readAttributes(file, BasicFileAttributes.class);
-                } catch (NoSuchFileException e) {
-                    continue; // replayed or purged while we looked
-                }
-                bytes += attributes.size();
-                OptionalLong seq = seqOf(name);
-                if (seq.isPresent()) {
-                    found.add(seq.getAsLong());
-                    Instant kept = attributes.lastModifiedTime().toInstant();
-                    oldest = oldest == null || kept.isBefore(oldest) ? kept : oldest;
-                }
-            }
-        }
-        seqs = found;
-        census = new Census(found.size(), bytes, Optional.ofNullable(oldest));
-        censusNanos = started;
-    }
-
-    private static OptionalLong seqOf(String fileName) {
+    /** A dead letter's sequence number from its {@code .entry} file's name; empty for any other file. */
+    static OptionalLong seqOf(String fileName) {
         if (!fileName.endsWith(ENTRY) || fileName.startsWith(".")) {
             return OptionalLong.empty();
         }
