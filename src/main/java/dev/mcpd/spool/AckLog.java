@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The sequence numbers of a segment's entries that are done (delivered or dead-lettered), one big-endian u64 each,
  * in {@code <segment>.ack}. Group-committed: appended as deliveries finish, forced with the others every
- * {@link Spool#ACK_FLUSH_INTERVAL} — and, the first time, its name synced into the spool directory, or a power cut
+ * {@link GroupCommitter#ACK_FLUSH_INTERVAL} — and, the first time, its name synced into the spool directory, or a power cut
  * could take the whole file and every delivery it recorded. Losing the last interval's acknowledgements in a power
  * cut only means those entries are sent again, and their idempotency keys make the copies duplicates upstream. A torn
  * last number is ignored.

@@ -3,10 +3,11 @@ package dev.mcpd.spool;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * The spool's writing side: one thread that takes every append waiting (up to {@link #MAX_BATCH}), writes them with
  * one gathering write, forces the segment once, and only then completes their futures — then tells the
  * {@link SpoolLedger}. It also rolls to a new segment past the target size, forces acknowledgements at least every
- * {@link Spool#ACK_FLUSH_INTERVAL}, and, while writes fail and nothing comes to try again, probes the directory.
+ * {@link #ACK_FLUSH_INTERVAL}, and, while writes fail and nothing comes to try again, probes the directory.
  */
 final class GroupCommitter {
 
@@ -33,6 +34,12 @@ final class GroupCommitter {
 
     /** Entries per group commit, at most: bounds the latency one batch adds to the next. */
     static final int MAX_BATCH = 512;
+    /** Acknowledgements are forced at least this often while any are pending. */
+    static final Duration ACK_FLUSH_INTERVAL = Duration.ofMillis(200);
+    /** While writes fail and no request comes to try again, the committer tries this often itself. */
+    static final Duration WRITE_PROBE_INTERVAL = Duration.ofSeconds(1);
+    /** The file a write probe creates, forces and deletes; no segment name can look like it. */
+    static final String WRITE_PROBE_FILE = ".write-probe";
 
     record PendingAppend(SpoolRequest request, CompletableFuture<SpoolReceipt> receipt, long reserved,
                          LongConsumer beforeDelivery) {
@@ -111,7 +118,7 @@ final class GroupCommitter {
 
     /**
      * Completes once every acknowledgement written before this call is forced: the committer forces them at once
-     * (callers asking together share one force), rather than at its next {@link Spool#ACK_FLUSH_INTERVAL}.
+     * (callers asking together share one force), rather than at its next {@link #ACK_FLUSH_INTERVAL}.
      * Completes exceptionally when they could not be forced, or the spool stopped first.
      */
     CompletableFuture<Void> forceAcks() {
@@ -142,7 +149,7 @@ final class GroupCommitter {
         boolean stopping = false;
         long lastAckFlush = System.nanoTime();
         while (!stopping || !queue.isEmpty()) {
-            if (System.nanoTime() - lastAckFlush >= Spool.ACK_FLUSH_INTERVAL.toNanos()) {
+            if (System.nanoTime() - lastAckFlush >= ACK_FLUSH_INTERVAL.toNanos()) {
                 ledger.flushAcks();
                 lastAckFlush = System.nanoTime();
             }
@@ -152,7 +159,7 @@ final class GroupCommitter {
             try {
                 PendingAppend first = stopping
                         ? queue.poll()
-                        : queue.poll(Spool.ACK_FLUSH_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+                        : queue.poll(ACK_FLUSH_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
                 if (first == null) {
                     if (stopping) {
                         break;
@@ -267,7 +274,7 @@ final class GroupCommitter {
      */
     private void probeWrites() {
         long now = System.nanoTime();
-        if (now - lastWriteProbeNanos < Spool.WRITE_PROBE_INTERVAL.toNanos()) {
+        if (now - lastWriteProbeNanos < WRITE_PROBE_INTERVAL.toNanos()) {
             return;
         }
         lastWriteProbeNanos = now;
@@ -277,7 +284,7 @@ final class GroupCommitter {
                 roll();
             }
             writer.ensureReachable();
-            Path probe = dir.resolve(Spool.WRITE_PROBE_FILE);
+            Path probe = dir.resolve(WRITE_PROBE_FILE);
             // Through the same channels as the segments: a disk that refuses their writes refuses the probe's.
             // Never through a link someone put under the probe's name.
             try (FileChannel channel = channels.wrap(probe, FileChannel.open(probe, StandardOpenOption.CREATE,

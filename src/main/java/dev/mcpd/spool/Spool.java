@@ -50,7 +50,7 @@ import java.util.function.LongSupplier;
  * The hand-out ledger ({@link SpoolLedger}) is delivery's side. {@link #next} hands out the oldest entry not yet handed out (entries given back with {@link #release} first, oldest
  * first), waking as soon as a commit adds one; an entry is never out to two callers at once. {@link #done} removes it:
  * its sequence number goes to the segment's {@code .ack} file, and a sealed segment whose entries are all done is
- * deleted with its files. Acknowledgements are forced lazily (at most {@link #ACK_FLUSH_INTERVAL} late): one lost in a
+ * deleted with its files. Acknowledgements are forced lazily (at most {@link GroupCommitter#ACK_FLUSH_INTERVAL} late): one lost in a
  * power cut only makes that entry go out again, and its idempotency key makes the copy a duplicate upstream. An entry
  * whose bytes fail their checksum when read is copied to {@code corrupt/} and taken out of delivery, never deleted
  * silently.
@@ -70,12 +70,6 @@ public final class Spool implements Closeable {
 
     public static final long DEFAULT_SEGMENT_TARGET_BYTES = 64L * 1024 * 1024;
 
-    /** Acknowledgements are forced at least this often while any are pending. */
-    static final Duration ACK_FLUSH_INTERVAL = Duration.ofMillis(200);
-    /** While writes fail and no request comes to try again, the committer tries this often itself. */
-    static final Duration WRITE_PROBE_INTERVAL = Duration.ofSeconds(1);
-    /** The file a write probe creates, forces and deletes; no segment name can look like it. */
-    static final String WRITE_PROBE_FILE = ".write-probe";
 
     private final Path dir;
     private final SpoolBound bound;
