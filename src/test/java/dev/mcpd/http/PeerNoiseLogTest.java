@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.LoggingEvent;
+import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.spi.FilterReply;
+import dev.mcpd.testing.CapturedLog;
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Vert.x's ERROR lines about a peer's connection that the relay says better itself are dropped — and nothing else:
@@ -39,6 +43,20 @@ class PeerNoiseLogTest {
         assertEquals(FilterReply.NEUTRAL, decide("dev.mcpd.delivery.UpstreamHttp", Level.ERROR, "Connection reset",
                 null));
         assertEquals(FilterReply.NEUTRAL, decide(PeerNoiseLog.CONNECTIONS, Level.ERROR, null, null));
+    }
+
+    /** The shipped logback.xml puts both filters on standard error: the lines are dropped there, others are not. */
+    @Test
+    void standardErrorAsShippedDropsTheNoiseAndKeepsTheRest() {
+        LoggerContext shipped = (LoggerContext) LoggerFactory.getILoggerFactory();
+        Appender<ILoggingEvent> stderr = CapturedLog.standardError();
+        assertEquals(FilterReply.DENY, stderr.getFilterChainDecision(new LoggingEvent("x",
+                shipped.getLogger(PeerNoiseLog.CONNECTIONS), Level.ERROR, "Connection reset", null, null)));
+        assertEquals(FilterReply.DENY, stderr.getFilterChainDecision(new LoggingEvent("x",
+                shipped.getLogger(StartFailureLog.CAMEL_CONTEXT), Level.ERROR,
+                "Error starting CamelContext (camel-1) due to exception thrown: bind", null, null)));
+        assertEquals(FilterReply.NEUTRAL, stderr.getFilterChainDecision(new LoggingEvent("x",
+                shipped.getLogger(PeerNoiseLog.CONNECTIONS), Level.ERROR, "SSLHandshakeException", null, null)));
     }
 
     @Test

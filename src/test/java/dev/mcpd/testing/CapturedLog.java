@@ -3,15 +3,15 @@ package dev.mcpd.testing;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.read.ListAppender;
-import dev.mcpd.http.PeerNoiseLog;
-import dev.mcpd.http.StartFailureLog;
 import java.util.List;
 import org.slf4j.LoggerFactory;
 
 /**
  * Every log event of this JVM while it is open (logback's own list appender on the root logger), through the filters
- * {@code logback.xml} puts on standard error: what an operator would read.
+ * {@code logback.xml} puts on standard error — taken from that appender, so they are the ones shipped: what an operator
+ * would read.
  */
 public final class CapturedLog implements AutoCloseable {
 
@@ -19,10 +19,19 @@ public final class CapturedLog implements AutoCloseable {
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
 
     public CapturedLog() {
-        appender.addFilter(new StartFailureLog());
-        appender.addFilter(new PeerNoiseLog());
+        standardError().getCopyOfAttachedFiltersList().forEach(appender::addFilter);
         appender.start();
         root.addAppender(appender);
+    }
+
+    /** The appender {@code logback.xml} writes standard error with. */
+    public static Appender<ILoggingEvent> standardError() {
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        Appender<ILoggingEvent> stderr = root.getAppender("STDERR");
+        if (stderr == null) {
+            throw new IllegalStateException("logback.xml has no STDERR appender on the root logger");
+        }
+        return stderr;
     }
 
     /** The events so far, of this logger (or one below it) and at least this level. */
