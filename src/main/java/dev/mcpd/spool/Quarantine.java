@@ -8,6 +8,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Keeps damaged spool bytes in {@code <spool>/corrupt/} so an operator can look at them: the relay never deletes or
@@ -18,6 +20,7 @@ import java.util.stream.Stream;
  */
 final class Quarantine {
 
+    private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
     static final String DIRECTORY = "corrupt";
     static final String SUFFIX = ".bytes";
 
@@ -94,6 +97,26 @@ final class Quarantine {
         Files.move(temporary, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
         DurableDirectories.sync(dir);
         return new Kept(name, true);
+    }
+
+    /**
+     * Keeps the raw bytes of the unreadable entry {@code seq} in corrupt/ (named, like damage found at start, by its
+     * segment and offset), logging one line either way. False when the copy failed: the entry must then stay in its
+     * segment, out of delivery until the next start, which finds the damage again — never dropped without a copy.
+     */
+    static boolean keepEntry(Path spoolDir, long seq, long segmentFirstSeq, FileChannel source, long offset,
+                             int size, CorruptRecordException why) {
+        String name = name(segmentFirstSeq, offset);
+        try {
+            name = keep(spoolDir, segmentFirstSeq, source, offset, size).name();
+        } catch (IOException e) {
+            LOG.error("spool entry {} is damaged ({}) and could not be kept in {}/{} ({}); left in its segment and"
+                    + " out of delivery until the next start", seq, why.getMessage(), DIRECTORY, name, e.toString());
+            return false;
+        }
+        LOG.warn("spool entry {} is damaged ({}); kept in {}/{} and taken out of delivery", seq, why.getMessage(),
+                DIRECTORY, name);
+        return true;
     }
 
     /** The copies held in {@code corrupt/} (temporary files of an interrupted copy left out). */

@@ -74,6 +74,8 @@ public final class Spool implements Closeable {
     private final Path dir;
     private final SpoolBound bound;
     private final SpoolLedger ledger;
+    private final SpoolCounts counts;
+    private final DrainBarrier barrier = new DrainBarrier();
     private final GroupCommitter committer;
     private final String id;
     /** Held while the spool is open: no second process (or second instance) opens it. */
@@ -104,7 +106,8 @@ public final class Spool implements Closeable {
         this.id = id;
         this.bound = new SpoolBound(options.maxBytes());
         bound.recovered(recovered.bytes());
-        this.ledger = new SpoolLedger(dir, bound, recovered);
+        this.counts = new SpoolCounts(bound, recovered);
+        this.ledger = new SpoolLedger(dir, counts, barrier, recovered);
         this.committer = new GroupCommitter(dir, identity, options.segmentTargetBytes(), channels, bound, ledger,
                 recovered);
     }
@@ -249,7 +252,7 @@ public final class Spool implements Closeable {
      * and taken out of delivery. Damage kept at an earlier start is not counted again.
      */
     public long corrupted() {
-        return ledger.corrupted();
+        return counts.corrupted();
     }
 
     /** How many entries are out for delivery: handed out, neither done nor released yet. */
@@ -320,22 +323,22 @@ public final class Spool implements Closeable {
      * moved to dead/), at once if none is now. A caller that stops waiting first calls {@link #stopAwaiting}.
      */
     public CompletableFuture<Void> awaitLeft(long seq) {
-        CompletableFuture<Void> drained = ledger.barrier().join(seq);
+        CompletableFuture<Void> drained = barrier.join(seq);
         long oldest = oldestWaitingSeq(); // after joining: an entry done in between is not missed
         if (oldest < 0 || oldest > seq) {
-            ledger.barrier().passed(oldest);
+            barrier.passed(oldest);
         }
         return drained;
     }
 
     /** A caller of {@link #awaitLeft} for {@code seq} stops waiting; {@code drained} is the future it was given. */
     public void stopAwaiting(long seq, CompletableFuture<Void> drained) {
-        ledger.barrier().leave(seq, drained);
+        barrier.leave(seq, drained);
     }
 
     /** Callers waiting in {@link #awaitLeft} now. */
     public int awaiting() {
-        return ledger.barrier().waiters();
+        return barrier.waiters();
     }
 
     /** Receive time (epoch ms) of the oldest entry still in the spool, handed out or not; empty when there is none. */
@@ -345,12 +348,12 @@ public final class Spool implements Closeable {
 
     /** Entries waiting in the spool. */
     public long entries() {
-        return ledger.entries();
+        return counts.entries();
     }
 
     /** Bytes the waiting entries occupy as stored (framing, metadata and body). */
     public long bytes() {
-        return ledger.bytes();
+        return counts.bytes();
     }
 
     /**
