@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -24,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * The state of every upstream, in {@code --upstream} order: which one is waiting, until when and why, and how it has
  * answered, and which goes next. Camel's failover load balancer keeps no such per-endpoint state: the relay's own
  * failover reads and updates it here. Each upstream's state is an {@link UpstreamState}; the board holds them in order,
- * guards them with one lock, chooses, and wakes the delivery lanes that wait for an upstream.
+ * guards them with one lock, chooses through {@link FailoverOrder}, and wakes the delivery lanes that wait for an
+ * upstream.
  *
  * <p>A retryable failure puts that upstream into a wait — exactly what its {@code Retry-After} named, else
  * exponential backoff with full jitter — and the request moves on to the next upstream. The first upstream whose wait
@@ -144,33 +144,10 @@ public final class UpstreamBoard {
     public Optional<Upstream> firstReady() {
         lock.lock();
         try {
-            return firstReady(clock.instant());
+            return FailoverOrder.first(states, clock.instant(), Set.of());
         } finally {
             lock.unlock();
         }
-    }
-
-    private Optional<Upstream> firstReady(Instant now) {
-        boolean failOpen = noneInService();
-        for (UpstreamState s : states) {
-            if ((failOpen || s.service.inService()) && s.readyAt(now)) {
-                return Optional.of(s.upstream);
-            }
-        }
-        return Optional.empty();
-    }
-
-    /**
-     * True when every upstream is out of service: delivery then goes on trying them all, in order, at backoff pace
-     * (fail open, as a load balancer does) — nothing waits for an operator.
-     */
-    private boolean noneInService() {
-        for (UpstreamState s : states) {
-            if (s.service.inService()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**
@@ -195,13 +172,11 @@ public final class UpstreamBoard {
         try {
             while (true) {
                 Instant now = clock.instant();
-                boolean failOpen = noneInService();
-                for (UpstreamState s : states) {
-                    if ((failOpen || s.service.inService()) && !tried.contains(s.upstream.order()) && s.readyAt(now)) {
-                        return s.upstream;
-                    }
+                Optional<Upstream> untried = FailoverOrder.first(states, now, tried);
+                if (untried.isPresent()) {
+                    return untried.get();
                 }
-                Optional<Upstream> ready = firstReady(now);
+                Optional<Upstream> ready = FailoverOrder.first(states, now, Set.of());
                 if (ready.isPresent()) {
                     tried.clear();
                     return ready.get();
@@ -209,11 +184,7 @@ public final class UpstreamBoard {
                 if (closed || stopRequested.getAsBoolean()) {
                     throw new DeliveryStopped();
                 }
-                // Out of service ones are passed over; a check that brings one back signals, as a wait that ends.
-                Instant earliest = states.stream().filter(s -> failOpen || s.service.inService())
-                        .map(s -> s.waitingUntil).min(Instant::compareTo).orElse(now.plus(checkEvery));
-                long nanos = Math.min(Duration.between(now, earliest).toNanos(), checkEvery.toNanos());
-                changed.awaitNanos(Math.max(nanos, TimeUnit.MILLISECONDS.toNanos(1)));
+                changed.awaitNanos(FailoverOrder.sleep(states, now, checkEvery).toNanos());
             }
         } finally {
             lock.unlock();
@@ -351,12 +322,12 @@ public final class UpstreamBoard {
 
     /** Counts a check; one log line when it changes the upstream's service state, and when that changes the choice. */
     private void checked(UpstreamState s, ServiceState.Check check) {
-        boolean noneBefore = noneInService();
+        boolean noneBefore = FailoverOrder.noneInService(states);
         ServiceState.Change change = s.service.record(check);
         if (change == ServiceState.Change.OUT_OF_SERVICE) {
             LOG.warn("upstream={} order={} out of service after {} failed checks: {}", s.upstream.label(),
                     s.upstream.order(), s.service.thresholds().unhealthy(), check.reason());
-            if (noneInService()) {
+            if (FailoverOrder.noneInService(states)) {
                 LOG.warn("every upstream is out of service: delivery goes on trying them in order (fail open)");
             }
         } else if (change == ServiceState.Change.BACK_IN_SERVICE) {
