@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * Callers waiting until no entry with a sequence number up to theirs is left in the spool. One future per
@@ -23,12 +24,23 @@ final class DrainBarrier {
     private final TreeMap<Long, Waiters> waiting = new TreeMap<>();
     private final AtomicInteger total = new AtomicInteger();
 
-    /** Registers a waiter for {@code seq}; the caller then checks the spool once (a drain may have come between). */
-    synchronized CompletableFuture<Void> join(long seq) {
-        Waiters waiters = waiting.computeIfAbsent(seq, s -> new Waiters());
-        waiters.count++;
-        total.incrementAndGet();
-        return waiters.drained;
+    /**
+     * Registers a waiter for {@code seq}, then asks the spool once for its oldest waiting entry: a drain that came
+     * between the caller's last look and the registration is not missed.
+     */
+    CompletableFuture<Void> join(long seq, LongSupplier oldestWaitingSeq) {
+        CompletableFuture<Void> drained;
+        synchronized (this) {
+            Waiters waiters = waiting.computeIfAbsent(seq, s -> new Waiters());
+            waiters.count++;
+            total.incrementAndGet();
+            drained = waiters.drained;
+        }
+        long oldest = oldestWaitingSeq.getAsLong();
+        if (oldest < 0 || oldest > seq) {
+            passed(oldest);
+        }
+        return drained;
     }
 
     /**

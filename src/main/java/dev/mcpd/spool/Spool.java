@@ -41,19 +41,19 @@ import java.util.function.LongSupplier;
  * <h2>Group commit</h2>
  * One committer thread ({@link GroupCommitter}) takes everything that is waiting (up to
  * {@link GroupCommitter#MAX_BATCH} entries), appends it with one gathering write, forces it once, and only then
- * completes the batch's futures. Under light load a batch is one entry
- * and waits for nothing; under heavy load the cost of one {@code fdatasync} is shared by the whole batch. Credentials
- * live in the segment's {@code .cred} file, written once per distinct credential and forced before the entries that
- * refer to it, so that bodies and keys never share a file.
+ * completes the batch's futures. Under light load a batch is one entry and waits for nothing; under heavy load the
+ * cost of one {@code fdatasync} is shared by the whole batch. Credentials live in the segment's {@code .cred} file,
+ * written once per distinct credential and forced before the entries that refer to it, so that bodies and keys never
+ * share a file.
  *
  * <h2>Delivery</h2>
- * The hand-out ledger ({@link SpoolLedger}) is delivery's side. {@link #next} hands out the oldest entry not yet handed out (entries given back with {@link #release} first, oldest
- * first), waking as soon as a commit adds one; an entry is never out to two callers at once. {@link #done} removes it:
- * its sequence number goes to the segment's {@code .ack} file, and a sealed segment whose entries are all done is
- * deleted with its files. Acknowledgements are forced lazily (at most {@link GroupCommitter#ACK_FLUSH_INTERVAL} late): one lost in a
- * power cut only makes that entry go out again, and its idempotency key makes the copy a duplicate upstream. An entry
- * whose bytes fail their checksum when read is copied to {@code corrupt/} and taken out of delivery, never deleted
- * silently.
+ * The hand-out ledger ({@link SpoolLedger}) is delivery's side. {@link #next} hands out the oldest entry not yet
+ * handed out (entries given back with {@link #release} first, oldest first), waking as soon as a commit adds one; an
+ * entry is never out to two callers at once. {@link #done} removes it: its sequence number goes to the segment's
+ * {@code .ack} file, and a sealed segment whose entries are all done is deleted with its files. Acknowledgements are
+ * forced lazily (at most {@link GroupCommitter#ACK_FLUSH_INTERVAL} late): one lost in a power cut only makes that
+ * entry go out again, and its idempotency key makes the copy a duplicate upstream. An entry whose bytes fail their
+ * checksum when read is copied to {@code corrupt/} and taken out of delivery, never deleted silently.
  *
  * <h2>Damage found when a segment is read</h2>
  * Reading a segment — at start, for those that need it; when delivery reaches one known by its summary — checks every
@@ -69,7 +69,6 @@ import java.util.function.LongSupplier;
 public final class Spool implements Closeable {
 
     public static final long DEFAULT_SEGMENT_TARGET_BYTES = 64L * 1024 * 1024;
-
 
     private final Path dir;
     private final SpoolBound bound;
@@ -323,12 +322,7 @@ public final class Spool implements Closeable {
      * moved to dead/), at once if none is now. A caller that stops waiting first calls {@link #stopAwaiting}.
      */
     public CompletableFuture<Void> awaitLeft(long seq) {
-        CompletableFuture<Void> drained = barrier.join(seq);
-        long oldest = oldestWaitingSeq(); // after joining: an entry done in between is not missed
-        if (oldest < 0 || oldest > seq) {
-            barrier.passed(oldest);
-        }
-        return drained;
+        return barrier.join(seq, this::oldestWaitingSeq);
     }
 
     /** A caller of {@link #awaitLeft} for {@code seq} stops waiting; {@code drained} is the future it was given. */
