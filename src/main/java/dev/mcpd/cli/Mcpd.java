@@ -2,9 +2,11 @@ package dev.mcpd.cli;
 
 import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
+import dev.mcpd.config.McpdVersion;
 import dev.mcpd.config.Options;
 import dev.mcpd.config.Role;
 import dev.mcpd.relay.RelayApplication;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -15,11 +17,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.ToIntFunction;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine;
 
 /**
  * The {@code mcpd} command line: {@code mcpd [OPTIONS] COMMAND [OPTIONS]}.
@@ -34,7 +36,7 @@ import picocli.CommandLine;
         description = {"Durable ingest relay for telemetry, and the collector it delivers to.", "Options may stand before or after the command."},
         footer = "Every option also reads MCPD_<NAME> (e.g. MCPD_SPOOL_DIR); a flag beats the variable.")
 public final class Mcpd implements Callable<Integer> {
-    static final String VERSION = dev.mcpd.config.McpdVersion.VERSION;
+    static final String VERSION = McpdVersion.VERSION;
     static final int EXIT_OK = 0;
     /** Something went wrong while running. */
     static final int EXIT_FAILURE = 1;
@@ -160,7 +162,7 @@ public final class Mcpd implements Callable<Integer> {
         {"config", "print the effective configuration, one line per section, and exit"}};
 
     /** Where {@code dead show --body} writes a body's bytes: this process's stdout, unencoded. */
-    java.io.OutputStream bodyOut() {
+    OutputStream bodyOut() {
         return System.out;
     }
 

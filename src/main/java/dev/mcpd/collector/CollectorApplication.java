@@ -1,5 +1,6 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.RoleHost;
 import org.apache.camel.main.Main;
@@ -31,7 +32,7 @@ public final class CollectorApplication implements AutoCloseable {
         } catch (RoleHost.StartFailure e) {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
-        } catch (dev.mcpd.config.ConfigException e) {
+        } catch (ConfigException e) {
             System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used
             return 2;
         }

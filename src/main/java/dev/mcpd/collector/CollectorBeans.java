@@ -3,15 +3,18 @@ package dev.mcpd.collector;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
-import dev.mcpd.routing.OnWorker;
 import dev.mcpd.http.ProbeAnswer;
-import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.http.RolePaths;
 import dev.mcpd.http.SenderKeyCheck;
+import dev.mcpd.routing.OnWorker;
+import dev.mcpd.wire.RelayBatch;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -62,8 +65,8 @@ public final class CollectorBeans implements AutoCloseable {
         String host = System.getenv("HOSTNAME");
         if (host == null || host.isBlank()) {
             try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
-            } catch (java.net.UnknownHostException e) {
+                host = InetAddress.getLocalHost().getHostName();
+            } catch (UnknownHostException e) {
                 host = "localhost";
             }
         }
@@ -71,8 +74,8 @@ public final class CollectorBeans implements AutoCloseable {
     }
 
     /** The properties the collector's routes read as {@code {{…}}}. */
-    public java.util.Map<String, String> properties() {
-        return java.util.Map.of("mcpd.lease.pass-ms", Long.toString(config.upkeep().leasePass().toMillis()));
+    public Map<String, String> properties() {
+        return Map.of("mcpd.lease.pass-ms", Long.toString(config.upkeep().leasePass().toMillis()));
     }
 
     /** Opens the store named by {@code --data} and brings its schema up to date. */

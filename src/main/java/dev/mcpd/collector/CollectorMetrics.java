@@ -2,11 +2,15 @@ package dev.mcpd.collector;
 
 import dev.mcpd.observability.ProcessMetrics;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The collector's meters: {@code mcpd_ingest_accepted_total}, {@code mcpd_ingest_duplicate_total} and
@@ -23,7 +27,7 @@ public final class CollectorMetrics {
     private final Counter keyConflicts;
     /** The ingest paths' counters, by path. */
     private final Map<String, PathCounters> byPath = new HashMap<>();
-    private final java.util.concurrent.atomic.AtomicInteger leaseHeld = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger leaseHeld = new AtomicInteger();
 
     public CollectorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -34,7 +38,7 @@ public final class CollectorMetrics {
         this.keyConflicts = Counter.builder("mcpd.collector.key.conflicts")
                 .description("Copies that came again under an idempotency key their sender had used for another body")
                 .register(registry);
-        io.micrometer.core.instrument.Gauge.builder("mcpd.collector.lease.held", leaseHeld, Number::doubleValue)
+        Gauge.builder("mcpd.collector.lease.held", leaseHeld, Number::doubleValue)
                 .description("1 while this replica holds the store's lease (and does the upkeep), else 0")
                 .register(registry);
         for (String path : new String[] {"/v1/ingest", "/v1/traces", "/v1/logs", "/v1/metrics"}) {
@@ -80,12 +84,12 @@ public final class CollectorMetrics {
         for (String outcome : new String[] {"archived", "duplicate", "refused"}) {
             registry.counter("mcpd.collector.source.records", "outcome", outcome);
         }
-        io.micrometer.core.instrument.MultiGauge gauge = io.micrometer.core.instrument.MultiGauge
+        MultiGauge gauge = MultiGauge
                 .builder("mcpd.collector.source.lag.records")
                 .description("Records of the Kafka source not yet read, per partition this replica reads")
                 .register(registry);
         sourceLagGauge = () -> gauge.register(lag.entrySet().stream().map(e -> io.micrometer.core.instrument
-                .MultiGauge.Row.of(io.micrometer.core.instrument.Tags.of("partition", e.getKey().toString()),
+                .MultiGauge.Row.of(Tags.of("partition", e.getKey().toString()),
                         e.getValue())).toList(), true);
     }
 

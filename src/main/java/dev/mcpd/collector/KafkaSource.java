@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -292,13 +293,13 @@ public final class KafkaSource implements AutoCloseable {
     /** Partitions taken away: their lag is another member's to report. */
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
-        public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             partitions.forEach(p -> lag.remove(p.partition()));
             metrics.sourceLagChanged();
         }
 
         @Override
-        public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             LOG.info("source={} group={} partitions={}", address, group,
                     partitions.stream().map(TopicPartition::partition).sorted().toList());
         }

@@ -1,9 +1,9 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.http.VertxExchange;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.wire.RequestTarget;
-import dev.mcpd.http.VertxExchange;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

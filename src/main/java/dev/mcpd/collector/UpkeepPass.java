@@ -1,5 +1,6 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.config.DurationText;
 import dev.mcpd.config.StoreUpkeep;
 import dev.mcpd.logs.RootCause;
 import java.sql.SQLException;
@@ -151,7 +152,7 @@ public final class UpkeepPass implements Processor, AutoCloseable {
         lastSweep = new Sweep(clock.instant(), keys.deleted(), batches.deleted(), took);
         if (keys.deleted() + batches.deleted() > 0) {
             LOG.info("upkeep sweep: {} idempotency keys older than {} forgotten, {} archived batches deleted, in {} ms",
-                    keys.deleted(), dev.mcpd.config.DurationText.format(upkeep.dedupWindow()), batches.deleted(), took);
+                    keys.deleted(), DurationText.format(upkeep.dedupWindow()), batches.deleted(), took);
         }
     }
 

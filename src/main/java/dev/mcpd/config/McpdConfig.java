@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -103,7 +104,7 @@ public record McpdConfig(
                 new HealthChecks(given.value(Options.PROBE_PATH), given.list(Options.UPSTREAM_PROBE),
                         given.value(Options.PROBE_INTERVAL_SECONDS), given.value(Options.PROBE_TIMEOUT_SECONDS),
                         given.value(Options.HEALTHY_THRESHOLD), given.value(Options.UNHEALTHY_THRESHOLD)),
-                new DeadLetterPolicy(given.single(Options.RETRYABLE_STATUS).orElse(java.util.Set.of()),
+                new DeadLetterPolicy(given.single(Options.RETRYABLE_STATUS).orElse(Set.of()),
                         given.single(Options.SPOOL_MAX_AGE)),
                 new TlsFiles(given.single(Options.TLS_CERT), given.single(Options.TLS_KEY),
                         given.single(Options.TLS_CLIENT_CA), given.single(Options.UPSTREAM_CA),

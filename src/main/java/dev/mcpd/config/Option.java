@@ -1,6 +1,8 @@
 package dev.mcpd.config;
 
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -80,8 +82,8 @@ public final class Option<T> {
     }
 
     /** The values of a repeatable option given neither as flags nor by its variable: none, unless it has a default. */
-    java.util.List<String> defaultList() {
-        return repeatable && defaultText.isPresent() ? splitList(defaultText.get()) : java.util.List.of();
+    List<String> defaultList() {
+        return repeatable && defaultText.isPresent() ? splitList(defaultText.get()) : List.of();
     }
 
     private static String variableOf(String flag) {
@@ -133,8 +135,8 @@ public final class Option<T> {
      * address ({@code kafka://HOST:PORT,HOST:PORT/TOPIC}), which belong to it. Blank pieces are kept (the caller
      * passes over them).
      */
-    java.util.List<String> splitList(String text) {
-        java.util.List<String> values = new java.util.ArrayList<>();
+    List<String> splitList(String text) {
+        List<String> values = new ArrayList<>();
         for (String piece : text.split(",", -1)) {
             int last = values.size() - 1;
             if (last >= 0 && brokersContinue(values.get(last))) {

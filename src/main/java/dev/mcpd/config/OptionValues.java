@@ -2,6 +2,7 @@ package dev.mcpd.config;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.function.Supplier;
@@ -52,7 +53,7 @@ final class OptionValues {
     }
 
     static Path existingDirectory(Path dir) {
-        if (!java.nio.file.Files.isDirectory(dir)) {
+        if (!Files.isDirectory(dir)) {
             throw new IllegalArgumentException("\"" + dir + "\" is not a directory");
         }
         return dir;

@@ -3,6 +3,7 @@ package dev.mcpd.config;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 
 /**
  * A key (sender key, upstream key) that must never reach a log line, a metric or {@code mcpd config}:
@@ -58,7 +59,7 @@ public final class Secret {
     @Override
     public int hashCode() {
         // Derived from the digest, not the key, so a hash table dump shows nothing useful.
-        return java.util.Arrays.hashCode(digest);
+        return Arrays.hashCode(digest);
     }
 
     private static byte[] sha256(String text) {

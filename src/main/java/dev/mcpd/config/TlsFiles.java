@@ -1,7 +1,11 @@
 package dev.mcpd.config;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -76,11 +80,11 @@ public record TlsFiles(Optional<Path> cert, Optional<Path> key, Optional<Path> c
     /** " [subject, valid until …]" of the file's first certificate; what start-up would refuse, said as such. */
     private static String certificate(Path file) {
         try (var in = Files.newInputStream(file)) {
-            var first = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+            var first = (X509Certificate) CertificateFactory.getInstance("X.509")
                     .generateCertificate(in);
             return " [" + first.getSubjectX500Principal().getName() + ", valid until "
                     + first.getNotAfter().toInstant() + "]";
-        } catch (java.io.IOException | java.security.cert.CertificateException | ClassCastException e) {
+        } catch (IOException | CertificateException | ClassCastException e) {
             return " [no X.509 certificate in PEM: start-up refuses it]";
         }
     }

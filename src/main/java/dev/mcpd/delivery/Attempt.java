@@ -2,6 +2,7 @@ package dev.mcpd.delivery;
 
 import dev.mcpd.upstream.Upstream;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -43,6 +44,6 @@ record Attempt(Upstream upstream, Kind kind, OptionalInt status, String cause, O
         if (answer.length <= limit) {
             return answer;
         }
-        return java.util.Arrays.copyOf(answer, limit);
+        return Arrays.copyOf(answer, limit);
     }
 }

@@ -2,11 +2,14 @@ package dev.mcpd.delivery;
 
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -40,7 +43,7 @@ final class KafkaFailures {
     /** Whether the producer gave up waiting for the topic's metadata: an unknown topic and unreachable brokers alike. */
     static boolean metadataMissing(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
-            if (cause instanceof org.apache.kafka.common.errors.TimeoutException
+            if (cause instanceof TimeoutException
                     && String.valueOf(cause.getMessage()).contains("not present in metadata")) {
                 return true;
             }
@@ -58,8 +61,8 @@ final class KafkaFailures {
     /** One line: the exception's type and the client's or broker's message. */
     static String describe(Throwable failure) {
         Throwable cause = failure;
-        while ((cause instanceof java.util.concurrent.ExecutionException
-                || cause instanceof java.util.concurrent.CompletionException) && cause.getCause() != null) {
+        while ((cause instanceof ExecutionException
+                || cause instanceof CompletionException) && cause.getCause() != null) {
             cause = cause.getCause();
         }
         String message = cause.getMessage();

@@ -3,7 +3,12 @@ package dev.mcpd.delivery;
 import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.config.TlsFiles;
 import dev.mcpd.upstream.Upstream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -12,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.camel.AsyncProducer;
 import org.apache.camel.CamelContext;
 import org.apache.camel.component.kafka.KafkaConfiguration;
@@ -125,7 +131,7 @@ public final class KafkaUpstreams implements AutoCloseable {
      * when the relay starts again. The brokers' names are checked against their certificates.
      */
     private Map<String, Object> tlsSettings(KafkaAddress address) {
-        Map<String, Object> settings = new java.util.HashMap<>();
+        Map<String, Object> settings = new HashMap<>();
         if (!address.tls()) {
             return settings;
         }
@@ -143,11 +149,11 @@ public final class KafkaUpstreams implements AutoCloseable {
         return settings;
     }
 
-    private static String read(java.nio.file.Path file) {
+    private static String read(Path file) {
         try {
-            return java.nio.file.Files.readString(file);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -176,7 +182,7 @@ public final class KafkaUpstreams implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Optional.empty();
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             return Optional.empty();
         }
     }

@@ -14,9 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.LongToIntFunction;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
@@ -283,10 +285,10 @@ final class SpoolConsumer extends DefaultConsumer {
         ExecutorService turns = streamTurns;
         try {
             if (turns == null || turns.isShutdown() || !isRunAllowed()) {
-                throw new java.util.concurrent.RejectedExecutionException("stopping");
+                throw new RejectedExecutionException("stopping");
             }
             turns.execute(() -> deliverTurn(turn));
-        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+        } catch (RejectedExecutionException stopping) {
             settlement.giveBack(turn); // the relay is stopping: the next start sends them, in order
         }
     }
@@ -329,7 +331,7 @@ final class SpoolConsumer extends DefaultConsumer {
         return !isRunAllowed() || getEndpoint().getCamelContext().isStopping();
     }
 
-    private void start(Shipment shipment, java.util.function.Consumer<Exchange> where) {
+    private void start(Shipment shipment, Consumer<Exchange> where) {
         Exchange exchange = createExchange(false);
         exchange.setPattern(ExchangePattern.InOnly);
         DeliveryExchange.setShipment(exchange, shipment);

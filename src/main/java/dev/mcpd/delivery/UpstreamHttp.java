@@ -19,6 +19,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.impl.VertxInternal;
+import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Arrays;
@@ -28,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.apache.camel.AsyncCallback;
 import org.apache.camel.CamelContext;
 import org.apache.camel.Exchange;
@@ -184,7 +186,7 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
     }
 
     /** An answer larger than {@link #MAX_ANSWER_BYTES}: not one a collector gives. */
-    static final class AnswerTooLarge extends java.io.IOException {
+    static final class AnswerTooLarge extends IOException {
         AnswerTooLarge() {
             super("answer larger than " + (MAX_ANSWER_BYTES >> 10) + " KiB");
         }
@@ -199,7 +201,7 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
         private final AsyncCallback callback;
         private boolean finished;
         private Runnable onFinish;
-        private java.util.function.Consumer<Throwable> onFailure = failure -> { };
+        private Consumer<Throwable> onFailure = failure -> { };
 
         Once(Exchange exchange, AsyncCallback callback) {
             this.exchange = exchange;
@@ -214,7 +216,7 @@ public final class UpstreamHttp extends AsyncProcessorSupport {
             onFinish = action;
         }
 
-        void onFailure(java.util.function.Consumer<Throwable> action) {
+        void onFailure(Consumer<Throwable> action) {
             onFailure = action;
         }
 

@@ -2,6 +2,7 @@ package dev.mcpd.http;
 
 import dev.mcpd.logs.SenderText;
 import dev.mcpd.routing.Resume;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -134,7 +135,7 @@ final class EventLoopConsumer extends VertxPlatformHttpConsumer {
         if (body == null) {
             response.end();
         } else if (body instanceof ByteBuffer bytes) {
-            response.end(Buffer.buffer(io.netty.buffer.Unpooled.wrappedBuffer(bytes)));
+            response.end(Buffer.buffer(Unpooled.wrappedBuffer(bytes)));
         } else if (body instanceof byte[] bytes) {
             response.end(Buffer.buffer(bytes));
         } else if (body instanceof Buffer buffer) {

@@ -2,10 +2,12 @@ package dev.mcpd.http;
 
 import dev.mcpd.logs.SenderText;
 import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -89,7 +91,7 @@ public final class FrontDoor implements Handler<HttpServerRequest> {
      * a moment first. Dropped bytes cost no memory.
      */
     private static void lingerThenClose(HttpServerRequest request, HttpConnection connection) {
-        var context = io.vertx.core.Vertx.currentContext();
+        var context = Vertx.currentContext();
         if (request.isEnded() || context == null) {
             connection.close();
             return;
@@ -158,7 +160,7 @@ public final class FrontDoor implements Handler<HttpServerRequest> {
             return null;
         }
         List<String> codings = headerValues.stream()
-                .flatMap(value -> java.util.Arrays.stream(value.split(",")))
+                .flatMap(value -> Arrays.stream(value.split(",")))
                 .map(coding -> coding.strip().toLowerCase(Locale.ROOT))
                 .filter(coding -> !coding.isEmpty())
                 .toList();

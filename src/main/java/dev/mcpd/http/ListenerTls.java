@@ -1,20 +1,21 @@
 package dev.mcpd.http;
 
+import dev.mcpd.config.Options;
+import dev.mcpd.config.TlsFiles;
 import dev.mcpd.logs.SenderText;
 import dev.mcpd.tls.RotatingKeyManager;
 import dev.mcpd.tls.RotatingTrustManager;
 import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.tls.TlsUse;
-import dev.mcpd.config.Options;
-import dev.mcpd.config.TlsFiles;
-import io.vertx.core.http.ClientAuth;
 import io.vertx.core.Handler;
+import io.vertx.core.http.ClientAuth;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.TrustOptions;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Optional;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
@@ -103,7 +104,7 @@ public final class ListenerTls implements TlsUse {
 
     private static X509Certificate[] peerChain(SSLSession session) {
         try {
-            return java.util.Arrays.stream(session.getPeerCertificates()).filter(X509Certificate.class::isInstance)
+            return Arrays.stream(session.getPeerCertificates()).filter(X509Certificate.class::isInstance)
                     .map(X509Certificate.class::cast).toArray(X509Certificate[]::new);
         } catch (SSLPeerUnverifiedException e) {
             return new X509Certificate[0];

@@ -4,6 +4,7 @@ import dev.mcpd.wire.Http2Windows;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.Http2Settings;
@@ -21,8 +22,13 @@ import io.vertx.core.net.SocketAddress;
 import io.vertx.core.net.TrafficShapingOptions;
 import io.vertx.core.streams.ReadStream;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,13 +64,13 @@ final class ListenerVertx extends VertxWrapper {
     private final Duration idleTimeout;
     private final AtomicBoolean startingSaid = new AtomicBoolean();
     private final FrontDoor.RefusalLog refusals;
-    private final java.util.Optional<ListenerTls> tls;
-    private final java.util.function.BooleanSupplier routesUp;
+    private final Optional<ListenerTls> tls;
+    private final BooleanSupplier routesUp;
     /** HTTP/2 answers not taken: a connection holding one longer than an idle one is kept is closed. */
     private final UnreadAnswers unreadAnswers;
 
     private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals,
-                          java.util.Optional<ListenerTls> tls, java.util.function.BooleanSupplier routesUp) {
+                          Optional<ListenerTls> tls, BooleanSupplier routesUp) {
         super(delegate);
         this.idleTimeout = idleTimeout;
         this.refusals = refusals;
@@ -91,7 +97,7 @@ final class ListenerVertx extends VertxWrapper {
      * Vert.x's router would answer those requests with an HTML 404.
      */
     static ListenerVertx create(VertxOptions options, Duration idleTimeout, FrontDoor.RefusalLog refusals,
-                                java.util.Optional<ListenerTls> tls, java.util.function.BooleanSupplier routesUp) {
+                                Optional<ListenerTls> tls, BooleanSupplier routesUp) {
         return new ListenerVertx((VertxInternal) Vertx.vertx(options), idleTimeout, refusals, tls, routesUp);
     }
 
@@ -149,7 +155,7 @@ final class ListenerVertx extends VertxWrapper {
 
         private final HttpServerOptions options;
         private final HttpServer server;
-        private final java.util.List<HttpServer> more = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final List<HttpServer> more = new CopyOnWriteArrayList<>();
         private Handler<HttpServerRequest> requests;
         private Handler<HttpServerRequest> invalidRequests;
         private Handler<HttpConnection> connections;
@@ -245,7 +251,7 @@ final class ListenerVertx extends VertxWrapper {
         public Future<HttpServer> listen(SocketAddress address) {
             return server.listen(address).compose(first -> {
                 SocketAddress bound = SocketAddress.inetSocketAddress(first.actualPort(), address.host());
-                java.util.List<Future<HttpServer>> listening = new java.util.ArrayList<>();
+                List<Future<HttpServer>> listening = new ArrayList<>();
                 for (int i = 1; i < LISTENING_LOOPS; i++) {
                     listening.add(listenMore(bound));
                 }
@@ -267,7 +273,7 @@ final class ListenerVertx extends VertxWrapper {
                 extra.exceptionHandler(exceptions);
             }
             more.add(extra);
-            io.vertx.core.Promise<HttpServer> listened = io.vertx.core.Promise.promise();
+            Promise<HttpServer> listened = Promise.promise();
             ListenerVertx.this.createEventLoopContext().runOnContext(unused ->
                     extra.listen(bound).onComplete(listened));
             return listened.future();
@@ -275,7 +281,7 @@ final class ListenerVertx extends VertxWrapper {
 
         @Override
         public Future<Void> close() {
-            java.util.List<Future<Void>> closing = new java.util.ArrayList<>();
+            List<Future<Void>> closing = new ArrayList<>();
             closing.add(server.close());
             more.forEach(extra -> closing.add(extra.close()));
             return Future.all(closing).mapEmpty();

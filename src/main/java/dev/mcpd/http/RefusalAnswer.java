@@ -2,6 +2,8 @@ package dev.mcpd.http;
 
 import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.logs.SenderText;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import java.time.Duration;
@@ -77,7 +79,7 @@ public final class RefusalAnswer implements Processor {
             FrontDoor.closeAfterAnswer(request);
             return;
         }
-        io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+        Context context = Vertx.currentContext();
         if (context != null) {
             context.owner().setTimer(FrontDoor.LINGER_MAX_MILLIS, fired -> {
                 if (!request.isEnded()) {

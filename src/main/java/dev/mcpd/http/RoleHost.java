@@ -1,17 +1,17 @@
 package dev.mcpd.http;
 
 import dev.mcpd.config.InternalTuning;
+import dev.mcpd.config.McpdConfig;
 import dev.mcpd.logs.RootCause;
 import dev.mcpd.tls.TlsReload;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.Map;
-import dev.mcpd.config.McpdConfig;
 import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import org.apache.camel.main.BaseMainSupport;

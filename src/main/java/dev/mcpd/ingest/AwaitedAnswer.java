@@ -1,12 +1,12 @@
 package dev.mcpd.ingest;
 
 import dev.mcpd.config.InternalTuning;
-import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.GrpcAnswer;
 import dev.mcpd.http.GrpcCall;
-import dev.mcpd.routing.Resume;
 import dev.mcpd.http.VertxExchange;
+import dev.mcpd.routing.Resume;
+import dev.mcpd.spool.EntryFates;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerResponse;

@@ -4,6 +4,7 @@ import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.wire.RelayBatch;
 import java.util.Locale;
+import java.util.regex.Pattern;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 
@@ -23,7 +24,7 @@ public final class RelayTargetCheck implements Processor {
             + " builds relay batches itself; send each request to its own path";
 
     private static final String RELAY_BATCHES = "relay-batches";
-    private static final java.util.regex.Pattern REPEATED_SLASHES = java.util.regex.Pattern.compile("/{2,}");
+    private static final Pattern REPEATED_SLASHES = Pattern.compile("/{2,}");
 
     @Override
     public void process(Exchange exchange) {

@@ -1,14 +1,14 @@
 package dev.mcpd.ingest;
 
-import dev.mcpd.spool.EntryFates;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
-import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.http.RequestFormat;
-import dev.mcpd.routing.Resume;
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.http.VertxExchange;
+import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.routing.Resume;
 import dev.mcpd.spool.Credential;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolFullException;
 import dev.mcpd.spool.SpoolRequest;
@@ -16,8 +16,8 @@ import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.LongConsumer;
-import org.apache.camel.Exchange;
 import org.apache.camel.AsyncCallback;
+import org.apache.camel.Exchange;
 import org.apache.camel.support.AsyncProcessorSupport;
 import org.slf4j.LoggerFactory;
 

@@ -1,9 +1,9 @@
 package dev.mcpd.observability;
 
 import dev.mcpd.config.InternalTuning;
-import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.spool.Spool;
+import dev.mcpd.upstream.UpstreamBoard;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.function.Supplier;

@@ -11,6 +11,7 @@ import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.upstream.UpstreamView;
+import java.io.IOException;
 import java.time.InstantSource;
 import java.util.function.LongSupplier;
 import org.apache.camel.Exchange;
@@ -49,7 +50,7 @@ public final class RelayStatus implements Processor {
     private int waitingForReplay() {
         try {
             return replayInbox.waiting().entries();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return 0; // replay/ could not be read just now; the intake logs what goes wrong with it
         }
     }

@@ -1,13 +1,14 @@
 package dev.mcpd.relay;
 
+import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.upstream.Backoff;
-import dev.mcpd.upstream.UpstreamBoard;
 import dev.mcpd.http.RoleHost;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.UnsafeSpoolDirectoryException;
+import dev.mcpd.upstream.Backoff;
+import dev.mcpd.upstream.UpstreamBoard;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -83,7 +84,7 @@ public final class RelayApplication implements AutoCloseable {
         } catch (RoleHost.StartFailure e) {
             System.err.println("mcpd: " + e.getMessage());
             return 1;
-        } catch (dev.mcpd.config.ConfigException e) {
+        } catch (ConfigException e) {
             System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used, a spool others can write
             return 2;
         }
@@ -104,7 +105,7 @@ public final class RelayApplication implements AutoCloseable {
             beans = RelayBeans.open(config, tuning);
         } catch (UnsafeSpoolDirectoryException e) {
             server.discard();
-            throw new dev.mcpd.config.ConfigException(e.getMessage()); // one line, exit status 2: the operator's to fix
+            throw new ConfigException(e.getMessage()); // one line, exit status 2: the operator's to fix
         } catch (IOException e) {
             server.discard();
             throw new RoleHost.StartFailure("cannot open the spool at " + config.relay().relaySpoolDir() + ": "

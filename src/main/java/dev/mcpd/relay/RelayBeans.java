@@ -1,5 +1,6 @@
 package dev.mcpd.relay;
 
+import dev.mcpd.config.InternalTuning;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.delivery.AfterDelivery;
 import dev.mcpd.delivery.AnswerPolicy;
@@ -48,7 +49,9 @@ import dev.mcpd.upstream.UpstreamBoard;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.time.Duration;
 import java.time.InstantSource;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -95,13 +98,13 @@ public final class RelayBeans implements AutoCloseable {
         this.spool = spool;
         this.deadLetters = deadLetters;
         // One delivery timeout for both: the window counts an answer as lost when the HTTP client gives up on it.
-        java.time.Duration deliveryTimeout = tuning.deliveryTimeout();
+        Duration deliveryTimeout = tuning.deliveryTimeout();
         this.board = new UpstreamBoard(config.relay().upstreams(), new UpstreamBoard.Settings(tuning.backoff(),
                 tuning.upWindow(), config.delivery().maxInFlight(), deliveryTimeout,
                 new ServiceState.Thresholds(config.health().healthyThreshold(),
                         config.health().unhealthyThreshold())), tuning.clock());
         this.upstreamHttp = new UpstreamHttp(board, config.delivery().maxInFlight(), upstreamTls, deliveryTimeout);
-        this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, dev.mcpd.config.InternalTuning.DEFAULT.connectTimeout(),
+        this.kafkaUpstreams = new KafkaUpstreams(deliveryTimeout, InternalTuning.DEFAULT.connectTimeout(),
                 config.listener().maxBodyBytes(), config.tls());
         this.workers = new DeliveryWorkers(config.delivery().workers());
         this.records = new EntryRecords(spool::holds, InstantSource.system());
@@ -175,7 +178,7 @@ public final class RelayBeans implements AutoCloseable {
 
     /** The properties the relay's routes read as {@code {{…}}}, and the tuning's Camel settings. */
     public Map<String, String> properties() {
-        Map<String, String> properties = new java.util.HashMap<>(tuning.camelProperties());
+        Map<String, String> properties = new HashMap<>(tuning.camelProperties());
         properties.put("mcpd.workers", Integer.toString(config.delivery().workers()));
         properties.put("mcpd.probe.interval-ms", Long.toString(probeInterval().toMillis()));
         properties.put("mcpd.expiry.enabled", Boolean.toString(expiry.enabled()));
@@ -193,7 +196,7 @@ public final class RelayBeans implements AutoCloseable {
     }
 
     /** {@code --probe-interval-seconds}, unless the tuning (a test) sets one of its own. */
-    private java.time.Duration probeInterval() {
+    private Duration probeInterval() {
         return tuning.probeInterval() != null ? tuning.probeInterval() : config.health().interval();
     }
 

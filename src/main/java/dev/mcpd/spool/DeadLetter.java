@@ -1,6 +1,7 @@
 package dev.mcpd.spool;
 
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * What is kept about one entry in dead/, as {@code mcpd relay dead list} and {@code show} print it.
@@ -24,7 +25,7 @@ import java.time.Instant;
 public record DeadLetter(long seq, Instant refusedAt, String upstream, int status, String reason, String answer,
                          String method, String target, String contentType, String contentEncoding,
                          String idempotencyKey, Instant receivedAt, long bytes, boolean credential,
-                         java.util.Optional<String> damaged) {
+                         Optional<String> damaged) {
 
     /** Expired entries carry this reason's prefix ({@code --spool-max-age}). */
     public static final String EXPIRED = "expired";

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -314,7 +315,7 @@ public final class DeadLetters {
     private static Instant instant(String text, Instant otherwise) {
         try {
             return text.isEmpty() ? otherwise : Instant.parse(text);
-        } catch (java.time.format.DateTimeParseException e) {
+        } catch (DateTimeParseException e) {
             return otherwise;
         }
     }

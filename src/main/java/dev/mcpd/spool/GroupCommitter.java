@@ -1,7 +1,10 @@
 package dev.mcpd.spool;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -289,7 +292,7 @@ final class GroupCommitter {
             // Never through a link someone put under the probe's name.
             try (FileChannel channel = channels.wrap(probe, FileChannel.open(probe, StandardOpenOption.CREATE,
                     StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS))) {
-                channel.write(java.nio.ByteBuffer.allocate(4096));
+                channel.write(ByteBuffer.allocate(4096));
                 channel.force(false);
             } finally {
                 Files.deleteIfExists(probe);
@@ -311,9 +314,9 @@ final class GroupCommitter {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         if (e instanceof NoSuchFileException missing) {
             message = "no such file or directory: " + missing.getFile();
-        } else if (e instanceof java.nio.file.AccessDeniedException denied) {
+        } else if (e instanceof AccessDeniedException denied) {
             message = "permission denied: " + denied.getFile();
-        } else if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
+        } else if (e instanceof FileSystemException fs && fs.getReason() != null) {
             message = fs.getFile() + ": " + fs.getReason();
         }
         return message.lines().findFirst().orElse(message);

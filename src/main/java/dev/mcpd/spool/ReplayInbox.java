@@ -4,6 +4,7 @@ import dev.mcpd.disk.DurableDirectories;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -156,7 +157,7 @@ public final class ReplayInbox {
             DurableDirectories.sync(temporary);
             try {
                 Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (FileAlreadyExistsException | java.nio.file.DirectoryNotEmptyException e) {
+            } catch (FileAlreadyExistsException | DirectoryNotEmptyException e) {
                 deleteTree(temporary);
             }
             DurableDirectories.sync(dir);

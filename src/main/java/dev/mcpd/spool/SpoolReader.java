@@ -12,6 +12,8 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -201,7 +203,7 @@ public final class SpoolReader {
     private static void checkCredentials(Path dir, SegmentScan scan, BitSet done, List<String> torn,
                                          List<String> damaged) throws IOException {
         SegmentScan.Credentials credentials = SegmentScan.scanCredentials(dir, scan.firstSeq());
-        Map<Integer, List<Long>> lost = new java.util.TreeMap<>();
+        Map<Integer, List<Long>> lost = new TreeMap<>();
         try (FileChannel channel = FileChannel.open(scan.segment(), StandardOpenOption.READ)) {
             for (int i = 0; i < scan.entries().size(); i++) {
                 if (done.get(i)) {
@@ -231,7 +233,7 @@ public final class SpoolReader {
             damaged.add(file + ": credential " + missing.getKey() + " is missing or damaged; " + seqs.size()
                     + " waiting entr" + (seqs.size() == 1 ? "y refers" : "ies refer") + " to it and cannot be"
                     + " delivered with it (seq " + seqs.stream().limit(SEQS_SHOWN).map(String::valueOf)
-                            .collect(java.util.stream.Collectors.joining(", "))
+                            .collect(Collectors.joining(", "))
                     + (seqs.size() > SEQS_SHOWN ? ", …" : "") + ")");
         }
     }

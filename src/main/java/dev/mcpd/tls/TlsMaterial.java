@@ -4,8 +4,10 @@ import dev.mcpd.config.ConfigException;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.impl.KeyStoreHelper;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -21,6 +23,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -49,7 +52,7 @@ public final class TlsMaterial {
             try {
                 KeyStore store = options.loadKeyStore(null);
                 String alias = Collections.list(store.aliases()).get(0);
-                privateKey = (PrivateKey) store.getKey(alias, io.vertx.core.net.impl.KeyStoreHelper.DUMMY_PASSWORD.toCharArray());
+                privateKey = (PrivateKey) store.getKey(alias, KeyStoreHelper.DUMMY_PASSWORD.toCharArray());
             } catch (Exception e) {
                 throw new ConfigException("invalid value for " + option + ": " + keyFile + " holds no private key"
                         + " in PEM (PKCS#8, PKCS#1 RSA or SEC1 EC)");
@@ -120,8 +123,8 @@ public final class TlsMaterial {
     }
 
     /** A JDK SSL context presenting {@code identity} (if any) and trusting {@code authorities} (else the JDK's). */
-    public static SSLContext sslContext(java.util.Optional<Identity> identity,
-                                        java.util.Optional<Authorities> authorities) {
+    public static SSLContext sslContext(Optional<Identity> identity,
+                                        Optional<Authorities> authorities) {
         try {
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(identity.map(i -> i.keyManagers().getKeyManagers()).orElse(null),
@@ -167,7 +170,7 @@ public final class TlsMaterial {
             return true; // an algorithm not tried here: the handshake will tell
         }
         try {
-            byte[] probe = "mcpd".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            byte[] probe = "mcpd".getBytes(StandardCharsets.US_ASCII);
             Signature signer = Signature.getInstance(algorithm);
             signer.initSign(key);
             signer.update(probe);

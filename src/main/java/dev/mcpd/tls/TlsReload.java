@@ -1,7 +1,7 @@
 package dev.mcpd.tls;
 
-import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.config.ConfigException;
+import dev.mcpd.logs.RateLimitedLog;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;

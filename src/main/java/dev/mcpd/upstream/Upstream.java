@@ -1,8 +1,8 @@
 package dev.mcpd.upstream;
 
 import dev.mcpd.config.KafkaAddress;
-import dev.mcpd.wire.RequestTarget.InvalidTarget;
 import dev.mcpd.wire.RequestTarget;
+import dev.mcpd.wire.RequestTarget.InvalidTarget;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Objects;

@@ -1,5 +1,8 @@
 package dev.mcpd.upstream;
 
+import dev.mcpd.wire.Capabilities;
+import java.util.Locale;
+
 /**
  * What an upstream's readiness probe showed it speaks: whether HTTP/2 can carry deliveries to it, and how, and whether
  * it takes relay batches.
@@ -10,7 +13,7 @@ package dev.mcpd.upstream;
 public record UpstreamOffer(Http2 http2, boolean batches) {
 
     /** The header in which an mcpd collector names what it takes, space-separated: {@code h2c}, … */
-    public static final String CAPABILITIES_HEADER = dev.mcpd.wire.Capabilities.HEADER;
+    public static final String CAPABILITIES_HEADER = Capabilities.HEADER;
 
     public static final UpstreamOffer UNKNOWN = new UpstreamOffer(Http2.NONE, false);
 
@@ -24,7 +27,7 @@ public record UpstreamOffer(Http2 http2, boolean batches) {
 
         /** As a log line names it: {@code none}, {@code upgrade}, {@code prior_knowledge} — {@code alpn} over TLS. */
         public String describe(boolean tls) {
-            return this == PRIOR_KNOWLEDGE && tls ? "alpn" : name().toLowerCase(java.util.Locale.ROOT);
+            return this == PRIOR_KNOWLEDGE && tls ? "alpn" : name().toLowerCase(Locale.ROOT);
         }
     }
 }

@@ -14,6 +14,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +57,7 @@ public final class RelayBatch {
                         long heldMillis) {
 
         public Entry {
-            headers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+            headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
         }
 
         /** An entry as a relay spools it: how long it was held is said when it is sent. */
@@ -155,7 +157,7 @@ public final class RelayBatch {
         }
         try (DataInputStream in = new DataInputStream(raw)) {
             byte[] magic = in.readNBytes(MAGIC.length);
-            if (!java.util.Arrays.equals(magic, MAGIC)) {
+            if (!Arrays.equals(magic, MAGIC)) {
                 throw new Malformed("not a version-1 relay batch");
             }
             int count = in.readInt();

@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Golden;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -31,7 +34,7 @@ class ConfigCommandTest {
     /** The README's sample of {@code mcpd config} is what the program prints for the command it shows. */
     @Test
     void theReadmesSampleIsTheProgramsOutput() throws Exception {
-        String sample = dev.mcpd.testing.DocExample.output(java.nio.file.Path.of("README.md"),
+        String sample = DocExample.output(Path.of("README.md"),
                 "MCPD_UPSTREAMS=http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317 bin/mcpd --data"
                         + " /data/mcpd.db config");
         McpdRun run = run(Map.of("MCPD_UPSTREAMS", "http://mcpd.eu.internal:4317,http://mcpd.us.internal:4317"),
@@ -150,7 +153,7 @@ class ConfigCommandTest {
     }
 
     private static String[] concat(String[] first, String... second) {
-        String[] all = java.util.Arrays.copyOf(first, first.length + second.length);
+        String[] all = Arrays.copyOf(first, first.length + second.length);
         System.arraycopy(second, 0, all, first.length, second.length);
         return all;
     }

@@ -14,6 +14,8 @@ import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
+import dev.mcpd.testing.ReliabilityReport;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -153,7 +155,7 @@ class DeadCommandTest {
             McpdRun json = run(env, "relay", "dead", "list", "--json");
             assertEquals(0, json.status(), json.err());
             boolean escaped = !json.out().contains("\u202e") && json.out().contains("key-\\u202Eevil");
-            dev.mcpd.testing.ReliabilityReport.assertHostile("a3-l1", "a dead letter whose idempotency key holds a"
+            ReliabilityReport.assertHostile("a3-l1", "a dead letter whose idempotency key holds a"
                             + " bidirectional override (U+202E), listed with dead list --json and shown",
                     "no bidirectional or control character reaches the terminal: each written as \\uXXXX",
                     escaped ? "written as \\u202E in both" : "REACHED the terminal: " + json.out(), escaped);
@@ -277,7 +279,7 @@ class DeadCommandTest {
     private List<Long> assertDoesNotChange() {
         try {
             return new DeadLetters(relaySpool).seqsOnDisk();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }

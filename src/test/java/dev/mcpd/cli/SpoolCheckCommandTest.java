@@ -4,11 +4,13 @@ import static dev.mcpd.cli.McpdRun.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.DocExample;
+import dev.mcpd.testing.ReliabilityReport;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -26,6 +28,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,7 +41,7 @@ class SpoolCheckCommandTest {
     /** Where {@code --data <tmp>/mcpd.db} places the spool. */
     private Path spoolDir;
 
-    @org.junit.jupiter.api.BeforeEach
+    @BeforeEach
     void spoolDirBesideTheData() {
         spoolDir = tmp.resolve("mcpd.spool");
     }
@@ -191,7 +194,7 @@ class SpoolCheckCommandTest {
                 SpoolRequest plain = request(target);
                 spool.append(new SpoolRequest(plain.method(), plain.target(), plain.contentType(),
                         plain.contentEncoding(), plain.idempotencyKey(),
-                        Optional.of(new dev.mcpd.spool.Credential("Authorization", "Bearer sender")),
+                        Optional.of(new Credential("Authorization", "Bearer sender")),
                         plain.receivedAtMillis(), plain.body())).get(10, TimeUnit.SECONDS);
             }
             spool.append(request("/no-credential")).get(10, TimeUnit.SECONDS);
@@ -212,7 +215,7 @@ class SpoolCheckCommandTest {
 
         List<String> damaged = run.outLines().stream().filter(l -> l.startsWith("damaged region  "))
                 .map(l -> l.substring(16)).toList();
-        dev.mcpd.testing.ReliabilityReport.assertHostile("k1", "one byte flipped in a segment's .cred file,"
+        ReliabilityReport.assertHostile("k1", "one byte flipped in a segment's .cred file,"
                         + " then mcpd relay spool check",
                 "exit 1; the damaged credential named, with the waiting entries that refer to it",
                 "exit " + run.status() + "; " + String.join(" / ", damaged),

@@ -11,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.upstream.Backoff;
 import dev.mcpd.logs.SenderText;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.relay.TestUpstream;
@@ -20,6 +19,7 @@ import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestConfig;
+import dev.mcpd.upstream.Backoff;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -127,7 +128,7 @@ class SpoolListCommandTest {
                     assertEquals(Integer.toString(6 + i), row[4], "body bytes");
                     assertTrue(Integer.parseInt(row[5]) >= 1, table.out());
                     assertTrue(row[6].startsWith("upstream=" + down.url() + " "), row[6]);
-                    assertTrue(row[6].toLowerCase(java.util.Locale.ROOT).contains("refused"), row[6]);
+                    assertTrue(row[6].toLowerCase(Locale.ROOT).contains("refused"), row[6]);
                 }
                 assertEquals("0 more wait beyond --limit 20 (3 waiting in all)", lines.get(4));
 

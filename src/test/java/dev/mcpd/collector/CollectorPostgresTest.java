@@ -10,11 +10,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.testing.Ports;
+import dev.mcpd.wire.RelayBatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -304,8 +306,8 @@ class CollectorPostgresTest {
         assertEquals(200, post(collector, "{\"events\":[{\"c\":1}]}", Map.of("Idempotency-Key", changed)).status());
         String first = key("first");
         String second = key("second");
-        byte[] firstBody = "{\"events\":[{\"a\":1},{\"a\":2}]}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        List<dev.mcpd.wire.RelayBatch.Entry> entries = List.of(
+        byte[] firstBody = "{\"events\":[{\"a\":1},{\"a\":2}]}".getBytes(StandardCharsets.UTF_8);
+        List<RelayBatch.Entry> entries = List.of(
                 relayEntry("/v1/ingest", first, firstBody),
                 relayEntry("/v1/ingest", second, "{\"events\":[{\"b\":1}]}"),
                 relayEntry("/v1/ingest", first, firstBody),
@@ -314,9 +316,9 @@ class CollectorPostgresTest {
                 relayEntry("/v1/elsewhere", key("elsewhere"), "{}"));
         long conflictsBefore = JSON.readTree(get(collector, "/v1/stats").body()).get("conflicts").asLong();
 
-        Answer answer = send(HttpRequest.newBuilder(collector.resolve(dev.mcpd.wire.RelayBatch.PATH))
-                .timeout(REQUEST_TIMEOUT).header("Content-Type", dev.mcpd.wire.RelayBatch.CONTENT_TYPE)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(dev.mcpd.wire.RelayBatch.encode(entries))));
+        Answer answer = send(HttpRequest.newBuilder(collector.resolve(RelayBatch.PATH))
+                .timeout(REQUEST_TIMEOUT).header("Content-Type", RelayBatch.CONTENT_TYPE)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(RelayBatch.encode(entries))));
 
         assertEquals(200, answer.status(), answer.body());
         List<String> outcomes = new ArrayList<>();
@@ -333,7 +335,7 @@ class CollectorPostgresTest {
             List<String> row = strings(connection, "SELECT convert_from(body, 'UTF8') || ' ' || received_at_ms FROM"
                     + " batches WHERE idempotency_key = '" + first + "'");
             assertEquals(1, row.size());
-            assertEquals(new String(firstBody, java.nio.charset.StandardCharsets.UTF_8), row.get(0).substring(0,
+            assertEquals(new String(firstBody, StandardCharsets.UTF_8), row.get(0).substring(0,
                     row.get(0).lastIndexOf(' ')), "the entry's bytes");
             long receivedAt = Long.parseLong(row.get(0).substring(row.get(0).lastIndexOf(' ') + 1));
             // The relay's clock is this host's here: how long it held the entry, counted back from the batch's
@@ -343,12 +345,12 @@ class CollectorPostgresTest {
         }
     }
 
-    private static dev.mcpd.wire.RelayBatch.Entry relayEntry(String target, String key, String json) {
-        return relayEntry(target, key, json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    private static RelayBatch.Entry relayEntry(String target, String key, String json) {
+        return relayEntry(target, key, json.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static dev.mcpd.wire.RelayBatch.Entry relayEntry(String target, String key, byte[] body) {
-        return new dev.mcpd.wire.RelayBatch.Entry("POST", target, "application/json", "", key, 1_700_000_000_000L,
+    private static RelayBatch.Entry relayEntry(String target, String key, byte[] body) {
+        return new RelayBatch.Entry("POST", target, "application/json", "", key, 1_700_000_000_000L,
                 body);
     }
 
@@ -377,9 +379,9 @@ class CollectorPostgresTest {
             assertEquals(List.of("1", "2", "3"), strings(connection, "SELECT version FROM schema_version ORDER BY version"));
             assertEquals(List.of("1"), strings(connection, "SELECT count(*) FROM batches"), "the old batch is kept");
         }
-        Answer batch = send(HttpRequest.newBuilder(collector.resolve(dev.mcpd.wire.RelayBatch.PATH))
-                .timeout(REQUEST_TIMEOUT).header("Content-Type", dev.mcpd.wire.RelayBatch.CONTENT_TYPE)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(dev.mcpd.wire.RelayBatch.encode(List.of(
+        Answer batch = send(HttpRequest.newBuilder(collector.resolve(RelayBatch.PATH))
+                .timeout(REQUEST_TIMEOUT).header("Content-Type", RelayBatch.CONTENT_TYPE)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(RelayBatch.encode(List.of(
                         relayEntry("/v1/ingest", "new-key", "{\"events\":[{\"n\":1}]}"),
                         relayEntry("/v1/ingest", "old-key", "{\"events\":[{\"a\":1}]}"))))));
         List<Integer> duplicates = new ArrayList<>();

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.collector.CollectorHttp.Stats;
+import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.RawHttp;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -121,7 +122,7 @@ class CollectorRequestLimitsTest {
     @Test
     void aGzipBatchInflatingPastEightTimesTheMaxBodyBytesIsRefused413() {
         try (RunningCollector collector = startWithMaxBodyBytesOf1KiB()) {
-            byte[] bomb = dev.mcpd.testing.OtlpTelemetry.gzip(("{\"events\":[{\"pad\":\"" + "x".repeat(9000) + "\"}]}")
+            byte[] bomb = OtlpTelemetry.gzip(("{\"events\":[{\"pad\":\"" + "x".repeat(9000) + "\"}]}")
                     .getBytes(StandardCharsets.UTF_8));
             assertTrue(bomb.length < 1024, "the compressed body itself is within the limit");
 

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -96,7 +97,7 @@ class KafkaSourceCommitOutageTest {
                     await("the source goes on").atMost(Duration.ofSeconds(60))
                             .until(() -> stored(postgres, schema, "after") == 1);
                     consumedAfter = true;
-                } catch (org.awaitility.core.ConditionTimeoutException e) {
+                } catch (ConditionTimeoutException e) {
                     consumedAfter = false;
                 }
                 long polled = stored(postgres, schema, "polled-before-the-outage");

@@ -13,10 +13,14 @@ import dev.mcpd.testing.TestKafka;
 import dev.mcpd.wire.KafkaRecordHeaders;
 import dev.mcpd.wire.SenderDigest;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -80,7 +84,7 @@ class KafkaSourceTest {
     void aRecordFromARelayWhoseClockIsThirtyDaysBehindIsArchivedAsReceivedNowNotAMonthAgo(TestKafka kafka)
             throws Exception {
         String topic = topic(kafka, 1);
-        long relayNow = System.currentTimeMillis() - java.time.Duration.ofDays(30).toMillis();
+        long relayNow = System.currentTimeMillis() - Duration.ofDays(30).toMillis();
         ProducerRecord<String, byte[]> late = record(topic, "/v1/ingest", "application/json", "", "late-clock",
                 relayNow - 5, EMPTY);
         // The relay's producer stamps the record's create time by the same clock as its receive time.
@@ -252,15 +256,15 @@ class KafkaSourceTest {
         try (CapturedLog log = new CapturedLog();
              RunningCollector collector = RunningCollector.startOn(folder.resolve("mcpd.db"), Map.of("MCPD_SOURCE",
                      "kafka://" + kafka.bootstrap() + "/" + topic, "MCPD_SOURCE_GROUP", group))) {
-            try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(folder)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            try (Stream<Path> files = Files.walk(folder)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
             send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "while-gone", 1, EMPTY)));
             await().atMost(PATIENCE).until(() -> log.events("dev.mcpd.collector.KafkaSource", Level.WARN).stream()
                     .anyMatch(e -> e.getFormattedMessage().contains("store not answering, 1 records read again")));
             assertEquals(-1, committed(kafka, group, topic), "no offset committed for a record the store did not keep");
 
-            java.nio.file.Files.createDirectories(folder);
+            Files.createDirectories(folder);
             await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 1);
             assertEquals(Map.of("while-gone", 1), StoredBatches.countsByKey(collector.dataFile()),
                     "read again and archived in the store that is back");

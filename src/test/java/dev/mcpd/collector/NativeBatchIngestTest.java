@@ -1,10 +1,10 @@
 package dev.mcpd.collector;
 
-import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.collector.CollectorHttp.ingest;
 import static dev.mcpd.collector.CollectorHttp.postJson;
 import static dev.mcpd.collector.CollectorHttp.send;
 import static dev.mcpd.collector.CollectorHttp.stats;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.rpc.RetryInfo;
+import com.google.rpc.Status;
 import dev.mcpd.collector.CollectorHttp.Stats;
 import dev.mcpd.collector.StoredBatches.Row;
 import dev.mcpd.config.McpdConfig;
@@ -122,8 +124,8 @@ class OtlpGrpcToCollectorTest {
             assertEquals(0, grpc.call(GrpcClient.TRACES, Map.of(), framed(message)).grpcStatus());
             GrpcClient.Reply refused = grpc.call(GrpcClient.TRACES, Map.of(), framed(message));
             assertEquals(8, refused.grpcStatus(), "RESOURCE_EXHAUSTED: " + refused.grpcMessage());
-            long seconds = com.google.rpc.Status.parseFrom(refused.statusDetails()).getDetails(0)
-                    .unpack(com.google.rpc.RetryInfo.class).getRetryDelay().getSeconds();
+            long seconds = Status.parseFrom(refused.statusDetails()).getDetails(0)
+                    .unpack(RetryInfo.class).getRetryDelay().getSeconds();
             assertTrue(seconds >= 1 && seconds <= 60, "come back when the minute is over: " + seconds);
             assertEquals(1, stats(collector).batches());
         }

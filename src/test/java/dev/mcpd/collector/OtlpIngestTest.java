@@ -1,9 +1,9 @@
 package dev.mcpd.collector;
 
-import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.collector.CollectorHttp.post;
 import static dev.mcpd.collector.CollectorHttp.sendForBytes;
 import static dev.mcpd.collector.CollectorHttp.stats;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,17 +1,18 @@
 package dev.mcpd.collector;
 
 import static dev.mcpd.collector.CollectorHttp.get;
-import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.collector.CollectorHttp.parse;
 import static dev.mcpd.collector.CollectorHttp.post;
 import static dev.mcpd.collector.CollectorHttp.send;
 import static dev.mcpd.collector.CollectorHttp.stats;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.testing.ReliabilityReport.assertHostile;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mcpd.delivery.WireGzip;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.wire.RelayBatch;
 import java.io.ByteArrayOutputStream;
@@ -22,6 +23,7 @@ import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -106,7 +108,7 @@ class RelayBatchIngestTest {
         assertEquals("/v1/ingest", stored.target());
         assertArrayEquals(firstJson.getBytes(StandardCharsets.UTF_8), stored.body(), "the entry's bytes, as sent");
 
-        byte[] zipped = dev.mcpd.delivery.WireGzip.ifItSavesATenth(RelayBatch.encode(entries)).orElse(gzip(RelayBatch.encode(entries)));
+        byte[] zipped = WireGzip.ifItSavesATenth(RelayBatch.encode(entries)).orElse(gzip(RelayBatch.encode(entries)));
         List<JsonNode> again = outcomes(postBatch(zipped, RelayBatch.CONTENT_TYPE, "gzip"));
 
         assertEquals(List.of("0/2", "0/1", "0/2"), again.stream().map(o -> o.get("accepted") + "/"
@@ -174,7 +176,7 @@ class RelayBatchIngestTest {
 
     @Test
     void aRelayWhoseClockIsDaysOffHasItsEntriesArchivedByHowLongItHeldThemNotByItsClock() {
-        long thirtyDays = java.time.Duration.ofDays(30).toMillis();
+        long thirtyDays = Duration.ofDays(30).toMillis();
         long relayNow = System.currentTimeMillis() - thirtyDays; // the relay's clock, 30 days behind
         String fresh = key("rb-late-clock-fresh");
         String heldAnHour = key("rb-late-clock-hour");

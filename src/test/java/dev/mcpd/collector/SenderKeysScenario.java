@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.UUID;
 
@@ -59,10 +61,10 @@ final class SenderKeysScenario {
      * Lays out a store as the first schema made it (before keys belonged to senders), holding one batch under
      * {@code old-key}; {@code dialect} names the scripts' folder, {@code body} is the SQL literal of its body.
      */
-    static void createVersionOneStore(java.sql.Statement statement, String dialect, String body) throws Exception {
+    static void createVersionOneStore(Statement statement, String dialect, String body) throws Exception {
         String v1;
         try (var in = JdbcStore.class.getResourceAsStream("/db/" + dialect + "/V1__archive.sql")) {
-            v1 = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            v1 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         for (String sql : v1.split(";")) {
             if (!sql.lines().allMatch(line -> line.isBlank() || line.strip().startsWith("--"))) {

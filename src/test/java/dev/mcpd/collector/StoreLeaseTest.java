@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.testing.ReliabilityReport;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -62,7 +64,7 @@ class StoreLeaseTest {
         Duration pass = Duration.ofSeconds(1);
         Duration term = pass.multipliedBy(3);
         try (JdbcStore holderStore = JdbcStore.open(StoreLocation.of(pg.postgres().url(pg.schema())),
-                java.time.InstantSource.system(), Optional.of(pass))) {
+                InstantSource.system(), Optional.of(pass))) {
             StoreLease a = new StoreLease(holderStore, "upkeep", "replica-a", term);
             StoreLease b = new StoreLease(pg.store(), "upkeep", "replica-b", term);
             assertTrue(a.takeOrRenew().held());
@@ -86,7 +88,7 @@ class StoreLeaseTest {
             } finally {
                 try {
                     frozen.close();
-                } catch (java.sql.SQLException ended) {
+                } catch (SQLException ended) {
                     // the pool's rollback on a session the server ended: what a thawed holder meets too
                 }
             }

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +31,7 @@ class StoreVanishesTest {
     @Test
     void aStoreFolderRemovedWhileRunningIsRefused503UntilItIsBack() throws Exception {
         Path folder = dir.resolve("store");
-        try (RunningCollector collector = RunningCollector.startOn(folder.resolve("mcpd.db"), java.util.Map.of())) {
+        try (RunningCollector collector = RunningCollector.startOn(folder.resolve("mcpd.db"), Map.of())) {
             assertEquals(200, send(postJson(collector.uri("/v1/ingest"), "{\"events\":[{\"n\":1}]}")).statusCode());
             try (Stream<Path> files = Files.walk(folder)) {
                 files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());

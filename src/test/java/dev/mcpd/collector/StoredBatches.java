@@ -7,7 +7,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** What the collector's SQLite file holds, read with plain JDBC beside the running collector. */
@@ -33,8 +35,8 @@ public final class StoredBatches {
     }
 
     /** How many stored batches each idempotency key has (a key stored twice would show 2). */
-    public static java.util.Map<String, Integer> countsByKey(Path dataFile) {
-        java.util.Map<String, Integer> counts = new java.util.HashMap<>();
+    public static Map<String, Integer> countsByKey(Path dataFile) {
+        Map<String, Integer> counts = new HashMap<>();
         try (Connection connection = DriverManager.getConnection("jdbc:sqlite:" + dataFile.toAbsolutePath());
              PreparedStatement select = connection.prepareStatement("SELECT idempotency_key, count(*) FROM batches"
                      + " GROUP BY idempotency_key");

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.net.http.HttpRequest;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -14,6 +16,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * On SQLite the one collector always holds the lease, and its upkeep forgets keys older than the dedup window and
@@ -77,10 +80,10 @@ class UpkeepTest {
     }
 
     @Test
-    void behindAnIngestKeyTheStatusPageAsksForIt(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    void behindAnIngestKeyTheStatusPageAsksForIt(@TempDir Path dir) {
         try (RunningCollector keyed = RunningCollector.start(dir, Map.of("MCPD_INGEST_KEY", "status-key"))) {
             assertEquals(401, CollectorHttp.get(keyed.uri("/collector/status")).statusCode());
-            var answer = CollectorHttp.send(java.net.http.HttpRequest.newBuilder(keyed.uri("/collector/status"))
+            var answer = CollectorHttp.send(HttpRequest.newBuilder(keyed.uri("/collector/status"))
                     .header("Authorization", "Bearer status-key").GET());
             assertEquals(200, answer.statusCode(), answer::body);
         }

@@ -3,7 +3,11 @@ package dev.mcpd.config;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -26,9 +30,9 @@ class ConfigShowsEveryOptionTest {
     /** A file the TLS options can name (what it holds is read when the listener starts, not by mcpd config). */
     private String pem(String name) {
         try {
-            return java.nio.file.Files.writeString(routes.resolve(name), "pem").toString();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            return Files.writeString(routes.resolve(name), "pem").toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -75,7 +79,7 @@ class ConfigShowsEveryOptionTest {
         for (Option<?> option : Options.ALL) {
             String sample = samples.get(option);
             assertNotNull(sample, "a sample value for " + option + ": a new option must show in mcpd config too");
-            Map<Option<?>, List<String>> flags = new java.util.HashMap<>(Map.of(option, List.of(sample)));
+            Map<Option<?>, List<String>> flags = new HashMap<>(Map.of(option, List.of(sample)));
             // Files that go together are given together (the listener's TLS needs a certificate and its key).
             PARTNERS.getOrDefault(option, List.of()).forEach(partner -> flags.putIfAbsent(partner,
                     List.of(samples.get(partner))));

@@ -3,6 +3,7 @@ package dev.mcpd.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.DocExample;
 import java.io.IOException;
 import java.lang.reflect.RecordComponent;
 import java.nio.file.Files;
@@ -10,7 +11,6 @@ import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.regex.Pattern;
-import dev.mcpd.testing.DocExample;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -3,12 +3,12 @@ package dev.mcpd.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.DocExample;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import dev.mcpd.testing.DocExample;
 import org.junit.jupiter.api.Test;
 
 /** Each option is declared once, in {@link Options}: the option table of docs/command-line.md is made from the declarations. */

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -65,7 +66,7 @@ class AnswerPolicyTest {
     @ParameterizedTest
     @ValueSource(ints = {409, 425})
     void anOperatorsRetryableStatusIsRetriedAndTheOtherClientErrorsStayPermanent(int status) {
-        AnswerPolicy passing = new AnswerPolicy(false, java.util.Set.of(409, 425));
+        AnswerPolicy passing = new AnswerPolicy(false, Set.of(409, 425));
         assertEquals(Kind.RETRYABLE, passing.classify(status));
         assertEquals(Kind.PERMANENT, passing.classify(400));
         assertEquals(Kind.PERMANENT, passing.classify(422));

@@ -9,6 +9,7 @@ import dev.mcpd.spool.SpoolRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -44,7 +45,7 @@ class EntryRecordsTest {
         attempts.failed(entry(3), "503");
         attempts.failed(entry(5), "503");
         attempts.finished(5);
-        assertEquals(java.util.List.of(3L, 9L), attempts.oldest(10).stream().map(EntryRecords.Record::seq).toList());
+        assertEquals(List.of(3L, 9L), attempts.oldest(10).stream().map(EntryRecords.Record::seq).toList());
         assertEquals(2, attempts.recorded());
     }
 
@@ -82,7 +83,7 @@ class EntryRecordsTest {
 
     @Test
     void aFailedEntryThatLeftTheSpoolAnotherWayHoldsNoneBack() {
-        Set<Long> inSpool = new java.util.HashSet<>(Set.of(2L));
+        Set<Long> inSpool = new HashSet<>(Set.of(2L));
         EntryRecords records = new EntryRecords(inSpool::contains, InstantSource.system());
         records.failedOn(List.of(entry(2)), 1);
         assertTrue(records.olderWaitsToRetry(3));

@@ -14,7 +14,10 @@ import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -114,7 +117,7 @@ class OtlpMergeTest {
     static final byte[] CLOSE_GROUP_99 = {(byte) 0x9c, 0x06};
 
     static byte[] concat(byte[]... parts) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (byte[] part : parts) {
             out.writeBytes(part);
         }
@@ -158,7 +161,7 @@ class OtlpMergeTest {
                 concat(OPEN_GROUP_99, new byte[] {(byte) 0x0c}), // a group closed by another field's end tag
                 concat(new byte[] {0x0b}, OPEN_GROUP_99, CLOSE_GROUP_99)); // an outer group left open
         for (byte[] message : broken) {
-            assertTrue(!ProtobufWire.wholeFields(message), java.util.HexFormat.of().formatHex(message));
+            assertTrue(!ProtobufWire.wholeFields(message), HexFormat.of().formatHex(message));
         }
         byte[] deep = new byte[202];
         for (int i = 0; i < 101; i++) {
@@ -166,7 +169,7 @@ class OtlpMergeTest {
             deep[201 - i] = 0x0c;
         }
         assertTrue(!ProtobufWire.wholeFields(deep), "groups nested past protobuf's own limit");
-        assertTrue(ProtobufWire.wholeFields(java.util.Arrays.copyOfRange(deep, 1, 201)), "100 deep");
+        assertTrue(ProtobufWire.wholeFields(Arrays.copyOfRange(deep, 1, 201)), "100 deep");
     }
 
     @Test

@@ -12,6 +12,7 @@ import dev.mcpd.spool.SpoolRequest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -142,7 +143,7 @@ class RemoteWriteMergeTest {
         // A group (wire type 3) could swallow the entries after it once concatenated; field 2 is no WriteRequest's.
         byte[] group = new byte[] {(1 << 3) | 3};
         byte[] otherField = new byte[] {(2 << 3) | 2, 0};
-        byte[] truncated = java.util.Arrays.copyOf(good, good.length - 1);
+        byte[] truncated = Arrays.copyOf(good, good.length - 1);
         for (byte[] message : List.of(group, otherField, truncated)) {
             assertEquals(Optional.empty(), RemoteWriteMerge.partOf(entry(1, RemoteWriteMerge.encoded(message),
                     "t", "0.1.0").request(), MAX));

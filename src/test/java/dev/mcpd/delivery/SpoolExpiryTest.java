@@ -1,12 +1,12 @@
 package dev.mcpd.delivery;
 
-import dev.mcpd.spool.EntryFates;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
 import dev.mcpd.spool.DeadLetter;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.CapturedLog;

@@ -3,6 +3,7 @@ package dev.mcpd.delivery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.ConnectException;
 import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
@@ -37,6 +38,6 @@ class TlsFailureTest {
                 "No subject alternative names matching IP address 10.0.0.7 found"))));
         assertTrue(TlsFailure.explain(new SSLHandshakeException("Received fatal alert: bad_certificate")).orElseThrow()
                 .contains("--upstream-client-cert"));
-        assertEquals(Optional.empty(), TlsFailure.explain(new java.net.ConnectException("Connection refused")));
+        assertEquals(Optional.empty(), TlsFailure.explain(new ConnectException("Connection refused")));
     }
 }

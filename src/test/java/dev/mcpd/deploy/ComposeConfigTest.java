@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,7 @@ class ComposeConfigTest {
     private static DeployFiles.CliRun compose(Path file, String... args) throws Exception {
         String compose = DeployFiles.tool("MCPD_TEST_DOCKER_COMPOSE", "docker-compose").orElse(null);
         assumeTrue(compose != null, "no docker-compose here: .ci/run installs Debian's (Compose 1.29)");
-        List<String> command = new java.util.ArrayList<>(List.of(compose, "-f", file.toString(), "config"));
+        List<String> command = new ArrayList<>(List.of(compose, "-f", file.toString(), "config"));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).start();
         byte[] out = process.getInputStream().readAllBytes();

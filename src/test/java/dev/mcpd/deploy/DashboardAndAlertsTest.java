@@ -6,15 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
-import dev.mcpd.collector.CollectorApplication;
-import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestConfig;
+import dev.mcpd.tls.TlsMaterial;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +24,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -111,7 +116,7 @@ class DashboardAndAlertsTest {
         }
         if (dir != null) {
             try (var files = Files.walk(dir)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
             }
         }
     }
@@ -131,7 +136,7 @@ class DashboardAndAlertsTest {
 
     /** Every query text of the dashboard: panels' target expressions and the template variables' queries. */
     private static List<String> dashboardQueries(JsonNode dashboard) {
-        List<String> queries = new java.util.ArrayList<>();
+        List<String> queries = new ArrayList<>();
         collect(dashboard, queries);
         return queries;
     }
@@ -162,7 +167,7 @@ class DashboardAndAlertsTest {
     void theRelayExportsEveryMetricTheDocsName() {
         String docs = Stream.concat(Stream.of("README.md"), docsPages().stream()).map(DeployFiles::read)
                 .collect(Collectors.joining("\n"));
-        Set<String> named = DeployFiles.matches(java.util.regex.Pattern.compile("`(mcpd_relay_[a-z_]+|mcpd_uptime_seconds)"),
+        Set<String> named = DeployFiles.matches(Pattern.compile("`(mcpd_relay_[a-z_]+|mcpd_uptime_seconds)"),
                 docs).stream().map(name -> name.substring(1))
                 .collect(Collectors.toCollection(TreeSet::new));
         assertTrue(named.size() >= 11, "the metrics the docs name: " + named);
@@ -173,14 +178,14 @@ class DashboardAndAlertsTest {
         try (Stream<Path> pages = Files.list(DeployFiles.root().resolve("docs"))) {
             return pages.map(page -> "docs/" + page.getFileName()).filter(name -> name.endsWith(".md")).sorted()
                     .toList();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
     @Test
     void everyMetricOfTheRelaysOwnIsInTheMetricsTable() {
-        Set<String> table = DeployFiles.matches(java.util.regex.Pattern.compile("\\| `(mcpd_[a-z_]+)"),
+        Set<String> table = DeployFiles.matches(Pattern.compile("\\| `(mcpd_[a-z_]+)"),
                 DeployFiles.read(METRICS_PAGE)).stream().map(row -> row.substring(row.indexOf('`') + 1))
                 .collect(Collectors.toCollection(TreeSet::new));
         Set<String> own = exported.stream().filter(name -> name.startsWith("mcpd_"))
@@ -229,7 +234,7 @@ class DashboardAndAlertsTest {
 
     /** The panel of that title (rows too); the test fails when there is none, or more than one. */
     private static JsonNode panel(JsonNode dashboard, String title) {
-        List<JsonNode> found = new java.util.ArrayList<>();
+        List<JsonNode> found = new ArrayList<>();
         dashboard.path("panels").forEach(panel -> {
             if (panel.path("title").asText().equals(title)) {
                 found.add(panel);
@@ -481,10 +486,10 @@ class DashboardAndAlertsTest {
         }
         assertEquals(24, right, "the row's panels fill its width");
         // The thresholds are the alerts': orange under 14 days, red under 2.
-        List<Integer> steps = new java.util.ArrayList<>();
+        List<Integer> steps = new ArrayList<>();
         soonest.path("fieldConfig").path("defaults").path("thresholds").path("steps")
                 .forEach(step -> steps.add(step.path("value").isNull() ? null : step.path("value").asInt()));
-        assertEquals(java.util.Arrays.asList(null, 2 * 86400, 14 * 86400), steps);
+        assertEquals(Arrays.asList(null, 2 * 86400, 14 * 86400), steps);
         for (JsonNode panel : dashboard.path("panels")) {
             JsonNode grid = panel.path("gridPos");
             assertTrue(grid.path("y").asInt() + grid.path("h").asInt() <= row.path("gridPos").path("y").asInt()

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -100,7 +101,7 @@ final class DeployFiles {
      * A tool the deploy tests run when the machine has it: the executable {@code environmentVariable} names (.ci/run
      * sets it), else {@code name} on the PATH; empty when neither is there.
      */
-    static java.util.Optional<String> tool(String environmentVariable, String name) {
+    static Optional<String> tool(String environmentVariable, String name) {
         return LocalTool.find(environmentVariable, name);
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -97,7 +98,7 @@ class DockerComposeFileTest {
 
     @Test
     void theRelayDeliversToCollectorOneFirstAndCollectorTwoSecond() {
-        List<URI> upstreams = java.util.Arrays.stream(environment(service("relay")).get("MCPD_UPSTREAMS").split(","))
+        List<URI> upstreams = Arrays.stream(environment(service("relay")).get("MCPD_UPSTREAMS").split(","))
                 .map(String::strip).map(URI::create).toList();
         assertEquals(2, upstreams.size(), "two upstreams: " + upstreams);
         assertEquals("collector-1", upstreams.get(0).getHost(), "primary");

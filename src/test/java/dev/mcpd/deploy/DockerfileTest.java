@@ -11,8 +11,10 @@ import dev.mcpd.deploy.DeployFiles.Instruction;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -179,7 +181,7 @@ class DockerfileTest {
 
     /** The same, with more variables: the container's MCPD_TLS_* (and a PATH, to leave curl out). */
     private static int healthcheck(String listen, Map<String, String> more, String... path) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of("/bin/bash", DeployFiles.file(HEALTHCHECK).toString()));
+        List<String> command = new ArrayList<>(List.of("/bin/bash", DeployFiles.file(HEALTHCHECK).toString()));
         command.addAll(List.of(path));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().keySet().removeIf(name -> name.startsWith("MCPD_"));
@@ -187,7 +189,7 @@ class DockerfileTest {
         builder.environment().putAll(more);
         Process process = builder.start();
         assertTrue(process.waitFor(20, TimeUnit.SECONDS), "the health check ends within 20 s");
-        lastOutput = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        lastOutput = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         return process.exitValue();
     }
 
@@ -199,7 +201,7 @@ class DockerfileTest {
         Path bin = Files.createDirectories(dir.resolve("bin-without-curl"));
         for (String tool : List.of("openssl", "timeout")) {
             Process which = new ProcessBuilder("/bin/bash", "-c", "command -v " + tool).start();
-            String found = new String(which.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+            String found = new String(which.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
                     .strip();
             assertEquals(0, which.waitFor(), tool + " is on the PATH");
             Files.createSymbolicLink(bin.resolve(tool), Path.of(found));

@@ -4,23 +4,35 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.config.McpdConfig;
+import dev.mcpd.testing.TestCertificates;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
 
 /**
  * The Helm chart deploy/helm/mcpd and its example values, checked without a helm binary: the files parse,
@@ -336,13 +348,13 @@ class HelmChartTest {
                   {{- end }}
                 """), "a list joined with commas, absent when empty");
         assertEquals(List.of(), at(values(), "relay.health.upstreamProbes"), "by default every upstream at probePath");
-        Map<String, Object> health = new java.util.HashMap<>(Map.of("upstreamProbes",
+        Map<String, Object> health = new HashMap<>(Map.of("upstreamProbes",
                 List.of("1=http://otel-gateway:13133/", "2=off")));
         Map<String, Object> set = merged(values(), Map.of("relay", Map.of("health", health)));
-        Map<String, String> environment = new java.util.HashMap<>(optionalRelayEnvironment(set));
+        Map<String, String> environment = new HashMap<>(optionalRelayEnvironment(set));
         assertEquals("1=http://otel-gateway:13133/,2=off", environment.get("MCPD_UPSTREAM_PROBES"));
         environment.put("MCPD_UPSTREAMS", "http://otel-gateway:4318,http://mcpd:4317");
-        assertEquals(2, dev.mcpd.config.McpdConfig.fromEnvironment(environment).health().upstreamProbes().size());
+        assertEquals(2, McpdConfig.fromEnvironment(environment).health().upstreamProbes().size());
     }
 
     @Test
@@ -441,8 +453,8 @@ class HelmChartTest {
     void theRegionsWhoseCollectorsShareTheStoreSetTheSameUpkeep() {
         List<String> collectors = EXAMPLES.stream().filter(name -> example(name).containsKey("collector")).toList();
         assertEquals(List.of("region-core", "region-standby"), collectors);
-        Set<List<Object>> stores = new java.util.HashSet<>();
-        Set<List<Object>> upkeeps = new java.util.HashSet<>();
+        Set<List<Object>> stores = new HashSet<>();
+        Set<List<Object>> upkeeps = new HashSet<>();
         for (String name : collectors) {
             Map<String, Object> values = merged(values(), example(name));
             stores.add(List.of(at(values, "collector.data.secretName"), at(values, "collector.data.secretKey")));
@@ -640,7 +652,7 @@ class HelmChartTest {
     private static String innermostIf(String text, int position) {
         assertTrue(position >= 0, "found in the template");
         Matcher action = Pattern.compile("\\{\\{-?\\s*(if|with|range|define|end|else)\\b[^}]*}}").matcher(text);
-        java.util.Deque<String> open = new java.util.ArrayDeque<>();
+        Deque<String> open = new ArrayDeque<>();
         while (action.find() && action.start() < position) {
             switch (action.group(1)) {
                 case "end" -> open.pop();
@@ -716,14 +728,14 @@ class HelmChartTest {
      */
     @Test
     void theRealCliTakesTheTlsFilesWhereTheChartMountsThem() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(dev.mcpd.testing.TestCertificates.available(),
+        Assumptions.assumeTrue(TestCertificates.available(),
                 "openssl makes the certificates (.ci/run installs it)");
         Path root = Files.createTempDirectory("mcpd-helm-tls");
         try {
-            dev.mcpd.testing.TestCertificates ca = dev.mcpd.testing.TestCertificates.authority(root.resolve("pki"),
+            TestCertificates ca = TestCertificates.authority(root.resolve("pki"),
                     "internal");
-            dev.mcpd.testing.TestCertificates.Pair listener = ca.serverAndClient("listener", "mcpd-relay");
-            dev.mcpd.testing.TestCertificates.Pair client = ca.client("client", "relay-eu-1");
+            TestCertificates.Pair listener = ca.serverAndClient("listener", "mcpd-relay");
+            TestCertificates.Pair client = ca.client("client", "relay-eu-1");
             Map<Path, Path> files = Map.of(
                     Path.of(LISTENER_DIR, "tls.crt"), listener.cert(), Path.of(LISTENER_DIR, "tls.key"), listener.key(),
                     Path.of(LISTENER_DIR, "ca.crt"), ca.caCert, Path.of(UPSTREAM_CA_DIR, "ca.crt"), ca.caCert,
@@ -754,7 +766,7 @@ class HelmChartTest {
             }
         } finally {
             try (Stream<Path> walk = Files.walk(root)) {
-                walk.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+                walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
             }
         }
     }
@@ -768,7 +780,7 @@ class HelmChartTest {
     /** {@code helm template} of the chart with region-core's values and these --set's: its exit status and output. */
     private static DeployFiles.CliRun helmTemplate(String... sets) throws Exception {
         String helm = helm();
-        org.junit.jupiter.api.Assumptions.assumeTrue(helm != null,
+        Assumptions.assumeTrue(helm != null,
                 "no Helm here: set MCPD_TEST_HELM or put helm on the PATH (.ci/helm.sh fetches it)");
         List<String> command = new ArrayList<>(List.of(helm, "template", "mcpd",
                 DeployFiles.root().resolve(CHART).toString(), "-f",
@@ -777,8 +789,8 @@ class HelmChartTest {
             command.addAll(List.of("--set", set));
         }
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "helm ended");
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "helm ended");
         return new DeployFiles.CliRun(process.exitValue(), output, "");
     }
 
@@ -788,9 +800,9 @@ class HelmChartTest {
         DeployFiles.CliRun run = helmTemplate(sets);
         assertEquals(0, run.status(), String.join(" ", sets) + ":\n" + run.out());
         List<Map<String, Object>> found = new ArrayList<>();
-        org.snakeyaml.engine.v2.api.LoadSettings settings = org.snakeyaml.engine.v2.api.LoadSettings.builder()
+        LoadSettings settings = LoadSettings.builder()
                 .setAllowDuplicateKeys(false).build();
-        for (Object document : new org.snakeyaml.engine.v2.api.Load(settings).loadAllFromString(run.out())) {
+        for (Object document : new Load(settings).loadAllFromString(run.out())) {
             if (document instanceof Map<?, ?> object && kind.equals(object.get("kind"))) {
                 found.add((Map<String, Object>) object);
             }

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -157,7 +158,7 @@ class HelmTemplateTest {
      * URL from its Secret; the run must succeed.
      */
     private static DeployFiles.CliRun collectorConfig(Map<String, Object> configMap) {
-        Map<String, String> environment = new java.util.TreeMap<>();
+        Map<String, String> environment = new TreeMap<>();
         configMap.forEach((variable, value) -> environment.put(variable, String.valueOf(value)));
         environment.put("MCPD_DATA", "postgres://mcpd:secret@postgres.example:5432/mcpd");
         DeployFiles.CliRun run = DeployFiles.mcpd(environment, "config");
@@ -170,7 +171,7 @@ class HelmTemplateTest {
         String topic = "kafka://kafka-0.kafka:9092,kafka-1.kafka:9092/telemetry";
         Map<String, Object> relay = at(only(rendered("-f", examples().get(0).toString(), "--set-json",
                 "relay.upstreams=[\"" + topic + "\",\"http://collector.other-region:4317\"]"), "ConfigMap"), "data");
-        Map<String, String> relayEnvironment = new java.util.TreeMap<>();
+        Map<String, String> relayEnvironment = new TreeMap<>();
         relay.forEach((variable, value) -> relayEnvironment.put(variable, String.valueOf(value)));
         DeployFiles.CliRun relayRun = DeployFiles.mcpd(relayEnvironment, "config");
         assertEquals(0, relayRun.status(), relayRun.err());

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,7 +31,7 @@ class PromtoolRulesTest {
     private static String run(String... args) throws IOException, InterruptedException {
         assumeTrue(promtool != null, "no promtool here: set MCPD_TEST_PROMTOOL or put promtool on the PATH"
                 + " (.ci/promtool.sh unpacks Debian's)");
-        List<String> command = new java.util.ArrayList<>(List.of(promtool));
+        List<String> command = new ArrayList<>(List.of(promtool));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).directory(Path.of("deploy/prometheus").toFile())
                 .redirectErrorStream(true).start();

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -59,7 +61,7 @@ class BodyBudgetTest {
         CountDownLatch go = new CountDownLatch(1);
         ExecutorService threads = Executors.newFixedThreadPool(8);
         try {
-            java.util.List<Future<?>> all = new java.util.ArrayList<>();
+            List<Future<?>> all = new ArrayList<>();
             for (int t = 0; t < 8; t++) {
                 all.add(threads.submit(() -> {
                     go.await();

@@ -9,6 +9,8 @@ import dev.mcpd.testing.RawHttp;
 import dev.mcpd.testing.RawHttp2;
 import dev.mcpd.testing.StepServer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -148,7 +150,7 @@ class GrpcMessageReaderTest {
 
     private static StepServer.Outcome post(StepServer server, Map<String, String> headers, byte[] body)
             throws Exception {
-        Map<String, String> all = new java.util.HashMap<>(headers);
+        Map<String, String> all = new HashMap<>(headers);
         all.put("content-type", "application/grpc");
         try (RawHttp2 h2 = new RawHttp2(server.port(), 5_000)) {
             h2.post(TRACE_EXPORT, all, body);
@@ -167,7 +169,7 @@ class GrpcMessageReaderTest {
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
-        byte[] both = java.util.Arrays.copyOf(a, a.length + b.length);
+        byte[] both = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, both, a.length, b.length);
         return both;
     }

@@ -3,9 +3,12 @@ package dev.mcpd.it;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -43,8 +46,8 @@ class ComposeUpIT {
 
     /** What the relay's /relay/status says each upstream delivered. */
     private Map<String, Long> deliveredBy() throws Exception {
-        Map<String, Long> delivered = new java.util.HashMap<>();
-        for (com.fasterxml.jackson.databind.JsonNode upstream : new com.fasterxml.jackson.databind.ObjectMapper()
+        Map<String, Long> delivered = new HashMap<>();
+        for (JsonNode upstream : new ObjectMapper()
                 .readTree(COMPOSE.get(4317, "/relay/status").body()).get("upstreams")) {
             delivered.put(upstream.get("url").asText(), upstream.get("delivered").asLong());
         }

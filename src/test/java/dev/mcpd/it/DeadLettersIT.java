@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.relay.TestUpstream.Answer;
+import dev.mcpd.testing.OtlpTelemetry;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,7 +23,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -79,7 +85,7 @@ class DeadLettersIT {
     }
 
     /** An upstream behaviour that takes every request and remembers the keys it took. */
-    private static java.util.function.Function<TestUpstream.Received, Answer> taking(Set<String> took) {
+    private static Function<TestUpstream.Received, Answer> taking(Set<String> took) {
         return r -> {
             took.add(r.header("Idempotency-Key"));
             return Answer.ok();
@@ -88,7 +94,7 @@ class DeadLettersIT {
 
     /** The dead letters in the relay's dead/ as the CLI leaves it: one {@code .entry} file each. */
     private long deadEntryFiles() throws IOException {
-        try (java.util.stream.Stream<Path> files = Files.list(tmp.resolve("spool").resolve("relay").resolve("dead"))) {
+        try (Stream<Path> files = Files.list(tmp.resolve("spool").resolve("relay").resolve("dead"))) {
             return files.filter(f -> f.getFileName().toString().matches("\\d+\\.entry")).count();
         }
     }
@@ -136,12 +142,12 @@ class DeadLettersIT {
                         "relay", "dead", "show", Long.toString(binarySeq), "--body", "--spool-dir",
                         tmp.resolve("spool").toString()).redirectOutput(bodyFile.toFile())
                         .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-                assertTrue(show.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+                assertTrue(show.waitFor(30, TimeUnit.SECONDS));
                 assertEquals(0, show.exitValue());
                 assertArrayEquals(binary, Files.readAllBytes(bodyFile), "the stored bytes, unchanged");
 
                 // The cause is fixed: the upstream takes them now.
-                Set<String> took = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                Set<String> took = ConcurrentHashMap.newKeySet();
                 upstream.answer(taking(took));
                 long firstSeq = letters.get(0).get("seq").asLong();
                 PackagedJar.Result replay = dead("replay", Long.toString(firstSeq), "999", Long.toString(binarySeq));
@@ -173,7 +179,7 @@ class DeadLettersIT {
 
     @Test
     void onAStoppedRelaysSpoolTheCommandsWorkAndTheNextStartTakesWhatWasReplayed() throws Exception {
-        byte[] gzipped = dev.mcpd.testing.OtlpTelemetry.gzip("{\"events\":[{\"n\":1}]}".getBytes());
+        byte[] gzipped = OtlpTelemetry.gzip("{\"events\":[{\"n\":1}]}".getBytes());
         try (TestUpstream upstream = TestUpstream.start().answer(r -> Answer.status(404).withBody("no such tenant"))) {
             int port = PackagedJar.freePort();
             try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), relayArgs(port, upstream))) {
@@ -203,7 +209,7 @@ class DeadLettersIT {
             PackagedJar.Result purge = dead("purge", letters.get(1).get("seq").asText());
             assertEquals("purged 1 dead letter(s)", purge.out().strip());
 
-            Set<String> took = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            Set<String> took = ConcurrentHashMap.newKeySet();
             upstream.answer(taking(took));
             try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), relayArgs(port, upstream))) {
                 await().atMost(SOON).until(() -> took.contains("key-gz"));
@@ -237,7 +243,7 @@ class DeadLettersIT {
             int port = PackagedJar.freePort();
             try (PackagedJar relay = PackagedJar.start(tmp, port, Map.of(), relayArgs(port, upstream))) {
                 List<String> keys = deadLetter(relay, 300);
-                Set<String> took = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                Set<String> took = ConcurrentHashMap.newKeySet();
                 upstream.answer(taking(took));
                 PackagedJar cli = PackagedJar.launch(tmp, 0, Map.of(), List.of(), "relay", "dead", "replay", "--all",
                         "--spool-dir", tmp.resolve("spool").toString());
@@ -275,7 +281,7 @@ class DeadLettersIT {
                 relay.kill9();
             }
             assertEquals(0, cli.awaitExit(Duration.ofSeconds(60)), "the replay ends on its own: " + cli.logTail(5));
-            Set<String> took = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            Set<String> took = ConcurrentHashMap.newKeySet();
             upstream.answer(taking(took));
             try (PackagedJar restarted = PackagedJar.start(tmp, port, Map.of(), relayArgs(port, upstream))) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> took.containsAll(keys));
@@ -286,7 +292,7 @@ class DeadLettersIT {
 
     @Test
     void aStatusNamedRetryableIsRetriedAndNothingReachesDead() throws Exception {
-        java.util.concurrent.atomic.AtomicInteger conflicts = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger conflicts = new AtomicInteger();
         try (TestUpstream upstream = TestUpstream.start()
                 .answer(r -> conflicts.incrementAndGet() <= 2 ? Answer.status(409) : Answer.ok())) {
             int port = PackagedJar.freePort();

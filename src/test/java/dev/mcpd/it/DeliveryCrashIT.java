@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.testing.TestTuning;
+import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -102,7 +103,7 @@ class DeliveryCrashIT {
             HttpResponse<String> status = TestTuning.HTTP.send(HttpRequest.newBuilder(relay.uri("/relay/status"))
                     .build(), HttpResponse.BodyHandlers.ofString());
             return JSON.readTree(status.body()).path("upstreams").path(0).path("inFlight").asInt();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return -1; // not answering: ask again
         }
     }

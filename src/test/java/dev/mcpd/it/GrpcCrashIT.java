@@ -10,6 +10,7 @@ import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.OtlpTelemetry.Grpc;
 import dev.mcpd.testing.TestTuning;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -101,7 +102,7 @@ class GrpcCrashIT {
             byte[] body = "gzip".equals(request.header("Content-Encoding")) ? OtlpTelemetry.gunzip(request.body())
                     : request.body();
             return OtlpTelemetry.contains(body, name);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }

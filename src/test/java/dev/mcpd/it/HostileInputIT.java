@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -23,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -56,7 +58,7 @@ class HostileInputIT {
                      "MCPD_DATA", dir.resolve("mcpd.db").toString(), "MCPD_UPSTREAMS", upstream.url().toString()),
                      List.of("-Xmx256m"), "relay")) {
             byte[] body = new byte[16_000_000];
-            java.util.Arrays.fill(body, (byte) 'x');
+            Arrays.fill(body, (byte) 'x');
             ExecutorService senders = Executors.newFixedThreadPool(24);
             List<Future<String>> answers = new ArrayList<>();
             for (int i = 0; i < 24; i++) {
@@ -134,7 +136,7 @@ class HostileInputIT {
         try (relay) {
             // Camel Main installs its SIGTERM hook as it starts initialising: from that line on, a SIGTERM is "during
             // start-up" — before the routes are up, seconds before the relay would first serve.
-            org.awaitility.Awaitility.await().atMost(PackagedJar.START_DEADLINE).pollInterval(Duration.ofMillis(10))
+            Awaitility.await().atMost(PackagedJar.START_DEADLINE).pollInterval(Duration.ofMillis(10))
                     .until(() -> !relay.isAlive() || Files.readString(relay.log()).contains("is starting"));
             AtomicBoolean exited = new AtomicBoolean();
             Map<String, Integer> after = new ConcurrentHashMap<>();

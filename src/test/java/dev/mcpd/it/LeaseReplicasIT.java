@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -118,7 +120,7 @@ class LeaseReplicasIT {
             await("the resumed replica notices it lost the lease").atMost(Duration.ofSeconds(20))
                     .until(() -> Files.readString(c.log()).contains("lease lost"));
             awaitStatus(d, s -> s.path("lastSweep").path("at").isTextual()
-                    && java.time.Instant.parse(s.path("lastSweep").path("at").asText()).toEpochMilli()
+                    && Instant.parse(s.path("lastSweep").path("at").asText()).toEpochMilli()
                     > resumed + PASS.multipliedBy(3).toMillis(), "three passes after the resume");
             assertEquals(2, countOldKeys(postgres, schema), "the resumed replica, whose window is a minute, deleted"
                     + " nothing after it lost the lease; log:\n" + c.logTail(30));
@@ -161,7 +163,7 @@ class LeaseReplicasIT {
      * loaded machine delays.
      */
     private static long since(PackagedJar holder) {
-        return java.time.Instant.parse(status(holder).orElseThrow().path("lease").path("since").asText())
+        return Instant.parse(status(holder).orElseThrow().path("lease").path("since").asText())
                 .toEpochMilli();
     }
 
@@ -169,10 +171,10 @@ class LeaseReplicasIT {
     private static long releasedAt(PackagedJar stopped) throws IOException {
         String line = Files.readAllLines(stopped.log()).stream().filter(l -> l.contains("lease released"))
                 .findFirst().orElseThrow(() -> new AssertionError("no 'lease released' line:\n" + stopped.logTail(20)));
-        return java.time.Instant.parse(line.substring(0, line.indexOf(' '))).toEpochMilli();
+        return Instant.parse(line.substring(0, line.indexOf(' '))).toEpochMilli();
     }
 
-    private static void awaitStatus(PackagedJar replica, java.util.function.Predicate<JsonNode> condition,
+    private static void awaitStatus(PackagedJar replica, Predicate<JsonNode> condition,
                                     String what) {
         await(what).atMost(Duration.ofSeconds(20)).until(() -> status(replica).map(condition::test).orElse(false));
     }

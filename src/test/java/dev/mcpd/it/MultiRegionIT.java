@@ -17,6 +17,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -179,7 +181,7 @@ class MultiRegionIT {
                             + (upstreams.path(0).has("waitingUntil")
                                     ? " until " + upstreams.path(0).path("waitingUntil").asText() : "") + " after "
                             + upstreams.path(0).path("consecutiveFailures").asLong() + " failures in a row (now "
-                            + java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ")");
+                            + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ")");
         } finally {
             senderPools.forEach(ExecutorService::shutdownNow);
             for (PackagedJar process : processes) {

@@ -2,6 +2,8 @@ package dev.mcpd.it;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.mcpd.testing.Ports;
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -100,7 +102,7 @@ public final class PackagedJar implements AutoCloseable {
 
     /** A loopback port nobody listens on right now. */
     public static int freePort() {
-        return dev.mcpd.testing.Ports.free();
+        return Ports.free();
     }
 
     // ---------------------------------------------------------------------------------------------- long-running
@@ -374,8 +376,8 @@ public final class PackagedJar implements AutoCloseable {
         }
     }
 
-    private static java.io.File devNull() {
-        return new java.io.File("/dev/null");
+    private static File devNull() {
+        return new File("/dev/null");
     }
 
     private static void pause(Duration duration) {

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -155,7 +156,7 @@ class PrometheusRemoteWriteIT {
                     await(metric + ": B holds every sample A scraped").atMost(Duration.ofSeconds(30))
                             .pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
                             .until(() -> query(bPort, samples, until) >= a);
-                } catch (org.awaitility.core.ConditionTimeoutException e) {
+                } catch (ConditionTimeoutException e) {
                     // what B said of it: the reason is in its log
                 }
                 assertEquals(a, query(bPort, samples, until), metric + ": every sample A scraped is in B; " + story

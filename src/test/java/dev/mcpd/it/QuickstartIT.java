@@ -14,8 +14,10 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -147,7 +149,7 @@ class QuickstartIT {
     private String sh(String command) throws IOException, InterruptedException {
         Process process = new ProcessBuilder("sh", "-c", command).directory(work.toFile())
                 .redirectErrorStream(true).start();
-        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, process.waitFor(), command + ": " + out);
         return out.strip();
     }
@@ -165,7 +167,7 @@ class QuickstartIT {
 
     /** Kills the script and its processes, and waits until they are gone: the next test needs their ports. */
     private static void stopAll(Process quickstart) throws Exception {
-        List<ProcessHandle> all = new java.util.ArrayList<>(quickstart.descendants().toList());
+        List<ProcessHandle> all = new ArrayList<>(quickstart.descendants().toList());
         all.add(quickstart.toHandle());
         all.forEach(ProcessHandle::destroyForcibly);
         for (ProcessHandle process : all) {

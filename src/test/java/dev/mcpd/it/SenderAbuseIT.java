@@ -4,6 +4,7 @@ import static dev.mcpd.testing.ReliabilityReport.assertHostile;
 import static dev.mcpd.testing.TestTuning.HTTP;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.RawHttp2;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -14,11 +15,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import dev.mcpd.testing.RawHttp2;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.ConnectionPool;
@@ -159,7 +160,7 @@ class SenderAbuseIT {
             CountDownLatch release = new CountDownLatch(1);
             List<OkHttpClient> h2 = List.of(h2Connection(), h2Connection());
             h2.forEach(client -> stall(client, relay, 100, 1000, 0, release));
-            List<Socket> h1 = silentBodies(relay, java.util.Collections.nCopies(210, 1000L));
+            List<Socket> h1 = silentBodies(relay, Collections.nCopies(210, 1000L));
             long slowest = 0;
             List<Integer> honest = new ArrayList<>();
             try {

@@ -3,6 +3,7 @@ package dev.mcpd.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -76,7 +77,7 @@ class SequenceCrashIT {
             HttpResponse<String> sync = client.send(HttpRequest.newBuilder(restarted.uri("/relay/sync?seq="
                     + highest + "&timeout=100ms")).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(504, sync.statusCode(), "the 50 entries survived and still wait: " + sync.body());
-            assertEquals(50, new com.fasterxml.jackson.databind.ObjectMapper().readTree(sync.body()).get("pending")
+            assertEquals(50, new ObjectMapper().readTree(sync.body()).get("pending")
                     .asInt(), sync.body());
         }
     }
@@ -86,7 +87,7 @@ class SequenceCrashIT {
         while (System.nanoTime() < deadline) {
             String status = client.send(HttpRequest.newBuilder(relay.uri("/relay/status")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
-            if (new com.fasterxml.jackson.databind.ObjectMapper().readTree(status).path("sync").path("waiters")
+            if (new ObjectMapper().readTree(status).path("sync").path("waiters")
                     .asInt() == count) {
                 return;
             }

@@ -1,6 +1,5 @@
 package dev.mcpd.logs;
 
-import dev.mcpd.logs.RateLimitedLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +8,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.mcpd.logs.RateLimitedLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package dev.mcpd.logs;
 
-import dev.mcpd.logs.SenderText;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.logs.SenderText;
 import org.junit.jupiter.api.Test;
 
 /** Issue 12, defect 7: what a log line quotes of a request is bounded and cannot forge or colour a line. */

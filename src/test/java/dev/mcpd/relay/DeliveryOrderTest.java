@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -85,7 +86,7 @@ class DeliveryOrderTest {
         for (TestUpstream upstream : upstreams) {
             urls.append(urls.length() == 0 ? "" : ",").append(upstream.url());
         }
-        Map<String, String> environment = new java.util.HashMap<>(extra);
+        Map<String, String> environment = new HashMap<>(extra);
         environment.put("MCPD_UPSTREAMS", urls.toString());
         return RunningRelay.start(dir.resolve("relay"), environment, DeliveryTest.FAST);
     }

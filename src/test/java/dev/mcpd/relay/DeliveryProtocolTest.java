@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.mcpd.testing.TestCertificates;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.testing.TestCertificates;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
@@ -23,6 +23,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -96,7 +97,7 @@ class DeliveryProtocolTest {
     }
 
     private JsonNode deliverTo(VersionRecordingUpstream upstream, Map<String, String> options) throws Exception {
-        Map<String, String> environment = new java.util.HashMap<>(options);
+        Map<String, String> environment = new HashMap<>(options);
         environment.put("MCPD_UPSTREAMS", upstream.url().toString());
         try (RunningRelay relay = RunningRelay.start(dir, environment, TUNING)) {
             for (int i = 0; i < ENTRIES; i++) {

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +30,7 @@ class DeliveryWindowTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
-    java.nio.file.Path dir;
+    Path dir;
 
     private static void post(RunningRelay relay, int count) {
         List<CompletableFuture<HttpResponse<Void>>> posts = new ArrayList<>();

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.RawHttp;
 import dev.mcpd.wire.RelayBatch;
+import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -138,7 +139,7 @@ class ForwardedHeadersTest {
             try {
                 body = new String("gzip".equals(r.header("Content-Encoding")) ? OtlpTelemetry.gunzip(r.body())
                         : r.body(), StandardCharsets.UTF_8);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new AssertionError(e);
             }
             Set<String> seen = resourcesByTenantHeader.computeIfAbsent(r.header("X-Scope-OrgID"),

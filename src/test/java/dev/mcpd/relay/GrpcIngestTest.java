@@ -1,9 +1,9 @@
 package dev.mcpd.relay;
 
 import static dev.mcpd.testing.GrpcClient.framed;
-import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.testing.OtlpTelemetry.contains;
 import static dev.mcpd.testing.OtlpTelemetry.gunzip;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,8 +15,16 @@ import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.OtlpTelemetry.Grpc;
 import dev.mcpd.testing.OtlpTelemetry.Sender;
 import dev.mcpd.testing.RawHttp;
+import dev.mcpd.testing.ReliabilityReport;
+import dev.mcpd.testing.TestTuning;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -97,7 +105,7 @@ class GrpcIngestTest {
         assertEquals("0", reply.trailers().get("grpc-status"), "OK, in the trailers");
         assertArrayEquals(new byte[5], reply.body(), "one empty Export*ServiceResponse behind its prefix");
         assertEquals("spooled", reply.headers().get("mcpd-relay"));
-        assertTrue(relay.spooled().stream().anyMatch(e -> java.util.Arrays.equals(message, e.request().body())));
+        assertTrue(relay.spooled().stream().anyMatch(e -> Arrays.equals(message, e.request().body())));
     }
 
     @Test
@@ -115,7 +123,7 @@ class GrpcIngestTest {
         assertEquals(0, relay.grpc().call(GrpcClient.METRICS, Map.of("grpc-encoding", "gzip"), framed(1, compressed))
                 .grpcStatus());
         SpoolRequest entry = relay.spooled().stream().map(SpoolEntry::request)
-                .filter(r -> java.util.Arrays.equals(compressed, r.body())).findFirst().orElseThrow();
+                .filter(r -> Arrays.equals(compressed, r.body())).findFirst().orElseThrow();
         assertEquals("gzip", entry.contentEncoding());
         assertEquals("/v1/metrics", entry.target());
 
@@ -144,10 +152,10 @@ class GrpcIngestTest {
         byte[] twoMessages = new byte[2 * (5 + message.length)];
         System.arraycopy(framed(message), 0, twoMessages, 0, 5 + message.length);
         System.arraycopy(framed(message), 0, twoMessages, 5 + message.length, 5 + message.length);
-        byte[] shortOfItsLength = java.util.Arrays.copyOf(framed(message), 5 + message.length - 3);
+        byte[] shortOfItsLength = Arrays.copyOf(framed(message), 5 + message.length - 3);
         byte[] hugeLength = framed(message);
-        java.nio.ByteBuffer.wrap(hugeLength).putInt(1, -1); // 4 GiB - 1 declared on 10 bytes
-        Map<String, byte[]> bodies = new java.util.LinkedHashMap<>();
+        ByteBuffer.wrap(hugeLength).putInt(1, -1); // 4 GiB - 1 declared on 10 bytes
+        Map<String, byte[]> bodies = new LinkedHashMap<>();
         bodies.put("an empty body", new byte[0]);
         bodies.put("2 bytes, no prefix", new byte[] {0, 0});
         bodies.put("two messages in a unary call", twoMessages);
@@ -156,7 +164,7 @@ class GrpcIngestTest {
         bodies.put("a compressed message without grpc-encoding", framed(1, gzip(message)));
         bodies.put("a length prefix of 4 GiB on 10 bytes", hugeLength);
 
-        List<String> observed = new java.util.ArrayList<>();
+        List<String> observed = new ArrayList<>();
         boolean all = true;
         for (Map.Entry<String, byte[]> body : bodies.entrySet()) {
             GrpcClient.Reply reply = relay.grpc().call(GrpcClient.TRACES, Map.of(), body.getValue());
@@ -166,7 +174,7 @@ class GrpcIngestTest {
                     && reply.grpcMessage().lines().count() == 1 && !reply.grpcMessage().contains("Exception");
         }
         int after = relay.spooled().size();
-        dev.mcpd.testing.ReliabilityReport.assertHostile("g1", "OTLP/gRPC Export calls whose framing cannot be read: "
+        ReliabilityReport.assertHostile("g1", "OTLP/gRPC Export calls whose framing cannot be read: "
                         + String.join(", ", bodies.keySet()),
                 "INVALID_ARGUMENT (3) each, RESOURCE_EXHAUSTED (8) for the 4 GiB length, with a one-line"
                         + " grpc-message; nothing spooled",
@@ -212,8 +220,8 @@ class GrpcIngestTest {
     }
 
     static double ingestRequests(String protocol, String outcome) throws Exception {
-        String text = dev.mcpd.testing.TestTuning.HTTP.send(java.net.http.HttpRequest.newBuilder(relay.uri("/metrics"))
-                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        String text = TestTuning.HTTP.send(HttpRequest.newBuilder(relay.uri("/metrics"))
+                .build(), HttpResponse.BodyHandlers.ofString()).body();
         return Scrape.of(text).value("mcpd_ingest_requests_total{outcome=\"" + outcome + "\",protocol=\"" + protocol
                 + "\"}").orElseThrow(() -> new AssertionError("no mcpd_ingest_requests_total sample:\n" + text));
     }
@@ -221,7 +229,7 @@ class GrpcIngestTest {
     // ---- helpers ----
 
     static SpoolRequest entryWith(byte[] body) {
-        return relay.spooled().stream().map(SpoolEntry::request).filter(r -> java.util.Arrays.equals(body, r.body()))
+        return relay.spooled().stream().map(SpoolEntry::request).filter(r -> Arrays.equals(body, r.body()))
                 .findFirst().orElseThrow(() -> new AssertionError("no spooled entry with that body"));
     }
 

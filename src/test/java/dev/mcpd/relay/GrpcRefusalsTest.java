@@ -10,18 +10,20 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.rpc.RetryInfo;
-import dev.mcpd.upstream.Backoff;
+import com.google.rpc.Status;
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.GrpcClient;
 import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.OtlpTelemetry.Grpc;
+import dev.mcpd.upstream.Backoff;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -80,7 +82,7 @@ class GrpcRefusalsTest {
                 .filter(e -> OtlpTelemetry.contains(e.request().body(), "span with its key")).findFirst()
                 .orElseThrow();
         assertEquals(Optional.of(new Credential("authorization", "Bearer " + KEY)), entry.request().credential()
-                .map(c -> new Credential(c.header().toLowerCase(java.util.Locale.ROOT), c.value())));
+                .map(c -> new Credential(c.header().toLowerCase(Locale.ROOT), c.value())));
 
         byte[] message = message(10, 'x');
         assertEquals(0, relay.grpc().call(GrpcClient.LOGS, Map.of("x-mcpd-key", KEY), framed(message)).grpcStatus());
@@ -156,7 +158,7 @@ class GrpcRefusalsTest {
             assertFalse(spooled(full, message));
             byte[] details = refused.statusDetails();
             assertNotNull(details, "grpc-status-details-bin");
-            com.google.rpc.Status status = com.google.rpc.Status.parseFrom(details);
+            Status status = Status.parseFrom(details);
             assertEquals(14, status.getCode());
             assertEquals(refused.grpcMessage(), status.getMessage());
             assertEquals(1, status.getDetailsCount());

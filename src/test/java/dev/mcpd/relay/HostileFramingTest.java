@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -158,7 +159,7 @@ class HostileFramingTest {
             try {
                 await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> !spooled(pipelined));
                 neverSpooled = true;
-            } catch (org.awaitility.core.ConditionTimeoutException spooledAfterAll) {
+            } catch (ConditionTimeoutException spooledAfterAll) {
                 neverSpooled = false;
             }
             assertHostile("e-pipe-" + (first.getKey().contains("chunked") ? "chunked" : "length"),

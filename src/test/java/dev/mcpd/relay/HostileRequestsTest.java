@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -39,7 +40,7 @@ class HostileRequestsTest {
 
     private static List<SpoolEntry> spooledWithBody(String body) {
         byte[] bytes = body.getBytes(StandardCharsets.ISO_8859_1);
-        return relay.spooled().stream().filter(e -> java.util.Arrays.equals(e.request().body(), bytes)).toList();
+        return relay.spooled().stream().filter(e -> Arrays.equals(e.request().body(), bytes)).toList();
     }
 
     @Test

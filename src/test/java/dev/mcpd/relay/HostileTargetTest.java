@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +124,7 @@ class HostileTargetTest {
             int[] ports = upstreamPortAndItsTenfold();
             try (TestUpstream upstream = TestUpstream.start(ports[0]); Trap tenfold = new Trap(ports[1]);
                  Trap other = new Trap(0)) {
-                Map<String, String> environment = new java.util.HashMap<>(Map.of("MCPD_UPSTREAMS",
+                Map<String, String> environment = new HashMap<>(Map.of("MCPD_UPSTREAMS",
                         upstream.url().toString()));
                 if (withKey) {
                     environment.put("MCPD_UPSTREAM_KEY", "the-relays-key");

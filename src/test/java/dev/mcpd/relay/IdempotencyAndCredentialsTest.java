@@ -6,13 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.ingest.IdempotencyKey;
+import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.SpoolEntry;
+import dev.mcpd.testing.ReliabilityReport;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -37,7 +40,7 @@ class IdempotencyAndCredentialsTest {
     }
 
     private static SpoolEntry entryWithBody(RunningRelay relay, byte[] body) {
-        return relay.spooled().stream().filter(e -> java.util.Arrays.equals(e.request().body(), body)).findFirst()
+        return relay.spooled().stream().filter(e -> Arrays.equals(e.request().body(), body)).findFirst()
                 .orElseThrow();
     }
 
@@ -113,13 +116,13 @@ class IdempotencyAndCredentialsTest {
             assertEquals(202, post(relay, "/v1/ingest", bearer, "Authorization", "Bearer the-ingest-key",
                     "x-mcpd-key", "not-the-key").statusCode());
             var kept = entryWithBody(relay, both).request().credential().orElseThrow();
-            dev.mcpd.testing.ReliabilityReport.assertHostile("c1", "Authorization: Bearer WRONG and x-mcpd-key: KEY"
+            ReliabilityReport.assertHostile("c1", "Authorization: Bearer WRONG and x-mcpd-key: KEY"
                             + " to a relay with --ingest-key KEY",
                     "202; only the verified x-mcpd-key is kept and passed on",
                     "202; kept " + kept.header() + (kept.value().equals("the-ingest-key") ? " (the verified key)"
                             : " (NOT the verified key)"),
                     kept.header().equals("x-mcpd-key") && kept.value().equals("the-ingest-key"));
-            assertEquals(new dev.mcpd.spool.Credential("Authorization", "Bearer the-ingest-key"),
+            assertEquals(new Credential("Authorization", "Bearer the-ingest-key"),
                     entryWithBody(relay, bearer).request().credential().orElseThrow());
         }
     }
@@ -129,7 +132,7 @@ class IdempotencyAndCredentialsTest {
         try (RunningRelay relay = RunningRelay.start(dir)) {
             byte[] body = "both, unverified".getBytes(StandardCharsets.UTF_8);
             post(relay, "/v1/ingest", body, "Authorization", "Bearer a", "x-mcpd-key", "b");
-            assertEquals(new dev.mcpd.spool.Credential("Authorization", "Bearer a"),
+            assertEquals(new Credential("Authorization", "Bearer a"),
                     entryWithBody(relay, body).request().credential().orElseThrow());
         }
     }

@@ -10,6 +10,7 @@ import dev.mcpd.spool.SpoolEntry;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class IngestAnswersTest {
     }
 
     static Optional<SpoolEntry> spooledWithBody(byte[] body) {
-        return relay.spooled().stream().filter(e -> java.util.Arrays.equals(e.request().body(), body)).findFirst();
+        return relay.spooled().stream().filter(e -> Arrays.equals(e.request().body(), body)).findFirst();
     }
 
     @ParameterizedTest

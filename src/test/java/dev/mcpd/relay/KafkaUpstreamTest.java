@@ -10,13 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.mcpd.upstream.Backoff;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestKafka;
+import dev.mcpd.upstream.Backoff;
 import dev.mcpd.wire.SenderDigest;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest;
@@ -29,6 +30,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -40,6 +43,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * A Kafka topic as an upstream, on a real broker: one record per entry — the body exactly, keyed by the idempotency
@@ -219,7 +223,7 @@ class KafkaUpstreamTest {
     @Test
     void theProducerRunsWithTheSettingsDocsKafkaMdShows(TestKafka kafka) throws Exception {
         String topic = topic(kafka, 1, Map.of());
-        ch.qos.logback.classic.Logger clientSettings = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+        Logger clientSettings = (Logger) LoggerFactory
                 .getLogger("org.apache.kafka.clients.producer.ProducerConfig");
         clientSettings.setLevel(Level.INFO); // the client's own dump shows what it really runs with
         try (CapturedLog log = new CapturedLog();
@@ -268,8 +272,8 @@ class KafkaUpstreamTest {
                 .findFirst().orElseThrow();
     }
 
-    private static java.util.Set<String> fieldsOf(JsonNode object) {
-        java.util.Set<String> fields = new java.util.TreeSet<>();
+    private static Set<String> fieldsOf(JsonNode object) {
+        Set<String> fields = new TreeSet<>();
         object.fieldNames().forEachRemaining(fields::add);
         return fields;
     }

@@ -6,14 +6,19 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.ReliabilityReport;
+import java.io.IOException;
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -165,12 +170,12 @@ class MetricsTest {
              RunningRelay relay = relay(Map.of(), upstream)) {
             byte[] scrapes = "GET /metrics HTTP/1.1\r\nHost: relay\r\n\r\n".repeat(400)
                     .getBytes(StandardCharsets.US_ASCII);
-            List<java.net.Socket> flood = new java.util.ArrayList<>();
-            java.util.concurrent.atomic.AtomicLong answered = new java.util.concurrent.atomic.AtomicLong();
+            List<Socket> flood = new ArrayList<>();
+            AtomicLong answered = new AtomicLong();
             try {
                 // Twice as many connections as the port has event loops, each with 400 scrapes pipelined, read back.
                 for (int i = 0; i < 4; i++) {
-                    java.net.Socket socket = new java.net.Socket("127.0.0.1", relay.port());
+                    Socket socket = new Socket("127.0.0.1", relay.port());
                     flood.add(socket);
                     Thread reader = new Thread(() -> {
                         byte[] buffer = new byte[65536];
@@ -178,7 +183,7 @@ class MetricsTest {
                             for (int n; (n = socket.getInputStream().read(buffer)) > 0; ) {
                                 answered.addAndGet(n);
                             }
-                        } catch (java.io.IOException closed) {
+                        } catch (IOException closed) {
                             // the test is over
                         }
                     });
@@ -199,12 +204,12 @@ class MetricsTest {
                 }
                 // A liveness bound, not a speed figure: the audit saw 10-30 s while scrapes held the event loops; here
                 // 1.8-3.2 s before the scrapes had a thread of their own, 0.17-0.19 s after (2 cores, other load).
-                dev.mcpd.testing.ReliabilityReport.assertHostile("a3-m6", "1 600 GET /metrics pipelined on 4"
+                ReliabilityReport.assertHostile("a3-m6", "1 600 GET /metrics pipelined on 4"
                                 + " connections of an open relay (no --ingest-key), answers read back",
                         "/healthz answered within 1 s throughout", "slowest of 10 probes " + slowest + " ms",
                         slowest < 1_000);
             } finally {
-                for (java.net.Socket socket : flood) {
+                for (Socket socket : flood) {
                     socket.close();
                 }
             }

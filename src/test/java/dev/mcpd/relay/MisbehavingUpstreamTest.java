@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.ReliabilityReport;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -26,7 +29,7 @@ class MisbehavingUpstreamTest {
     Path dir;
 
     private RunningRelay relay(RelayApplication.Tuning tuning, Map<String, String> options, String upstreams) {
-        Map<String, String> environment = new java.util.HashMap<>(options);
+        Map<String, String> environment = new HashMap<>(options);
         environment.put("MCPD_UPSTREAMS", upstreams);
         return RunningRelay.start(dir, environment, tuning);
     }
@@ -68,7 +71,7 @@ class MisbehavingUpstreamTest {
         // request is never written whole, and no pause is long enough for the idle timeout. The whole answer is
         // still due within the delivery timeout of its first byte.
         byte[] large = new byte[12 << 20];
-        java.util.Arrays.fill(large, (byte) 'x');
+        Arrays.fill(large, (byte) 'x');
         try (MisbehavingUpstream first = MisbehavingUpstream.start(MisbehavingUpstream.Ending.AT_ONCE,
                      MisbehavingUpstream.Ending.DRIP_UNREAD);
              TestUpstream healthy = TestUpstream.start();
@@ -78,13 +81,13 @@ class MisbehavingUpstreamTest {
                     "Idempotency-Key", "large"));
             long sent = System.nanoTime();
             await().atMost(PATIENCE).until(() -> healthy.received().stream()
-                    .anyMatch(r -> java.util.Arrays.equals(r.body(), large)));
+                    .anyMatch(r -> Arrays.equals(r.body(), large)));
             long failedOverMillis = (System.nanoTime() - sent) / 1_000_000;
             assertTrue(first.deliveriesAsked() >= 1, "the first upstream was tried first");
             boolean timedOut = log.events("dev.mcpd.delivery", Level.WARN).stream().anyMatch(e -> e
                     .getFormattedMessage().contains("order=1 state=waiting") && e.getFormattedMessage()
                     .contains("no whole answer"));
-            dev.mcpd.testing.ReliabilityReport.assertHostile("a3-m3", "an upstream that answers a 12 MiB request"
+            ReliabilityReport.assertHostile("a3-m3", "an upstream that answers a 12 MiB request"
                             + " as soon as it has the head, never reads the body and drips its answer (delivery"
                             + " timeout 1 s)", "a timeout on that upstream; the entry delivered to the next one",
                     "delivered to the next upstream after " + failedOverMillis + " ms; the first "

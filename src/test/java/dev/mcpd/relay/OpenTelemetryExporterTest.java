@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolRequest;
-import dev.mcpd.testing.OtlpTelemetry.Sender;
 import dev.mcpd.testing.OtlpTelemetry;
+import dev.mcpd.testing.OtlpTelemetry.Sender;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.common.CompletableResultCode;

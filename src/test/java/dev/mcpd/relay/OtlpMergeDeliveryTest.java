@@ -9,10 +9,12 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import dev.mcpd.spool.DeadLetter;
+import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.ReliabilityReport;
 import io.opentelemetry.proto.collector.trace.v1.ExportTracePartialSuccess;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
@@ -31,10 +33,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -200,7 +205,7 @@ class OtlpMergeDeliveryTest {
                     "application/x-protobuf", "Idempotency-Key", "poison"));
             sent.addAll(postTraces(relay, "fine", 20));
         });
-        Set<TestUpstream.Received> refused = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Set<TestUpstream.Received> refused = ConcurrentHashMap.newKeySet();
         try (TestUpstream collector = collectorLike().answer(r -> {
                  if (spanNames(exported(r)).contains("poison")) {
                      refused.add(r);
@@ -227,7 +232,7 @@ class OtlpMergeDeliveryTest {
     private static final byte[] CLOSE_GROUP_99 = {(byte) 0x9c, 0x06};
 
     private static byte[] concat(byte[] a, byte[] b) {
-        byte[] joined = java.util.Arrays.copyOf(a, a.length + b.length);
+        byte[] joined = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, joined, a.length, b.length);
         return joined;
     }
@@ -261,8 +266,8 @@ class OtlpMergeDeliveryTest {
                 if (!r.uri().equals("/v1/traces")) {
                     continue;
                 }
-                if (java.util.Arrays.equals(body, opens) || java.util.Arrays.equals(body, closes)
-                        || java.util.Arrays.equals(body, utf16)) {
+                if (Arrays.equals(body, opens) || Arrays.equals(body, closes)
+                        || Arrays.equals(body, utf16)) {
                     alone.add(body);
                 } else {
                     arrived.addAll(spanNames(ExportTraceServiceRequest.parseFrom(body)));
@@ -300,8 +305,8 @@ class OtlpMergeDeliveryTest {
     void aMergeWhoseAnswerIsLostIsSentAgainWholeAndNothingIsLost() throws Exception {
         List<String> sent = new ArrayList<>();
         spooled(relay -> sent.addAll(postTraces(relay, "lost", 30)));
-        java.util.concurrent.atomic.AtomicReference<TestUpstream.Received> lost =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<TestUpstream.Received> lost =
+                new AtomicReference<>();
         try (TestUpstream collector = collectorLike().answer(r -> spanNames(exported(r)).size() > 1
                      && lost.compareAndSet(null, r) ? TestUpstream.Answer.lost() : TestUpstream.Answer.ok());
              RunningRelay relay = relayTo(collector.url().toString())) {
@@ -322,12 +327,12 @@ class OtlpMergeDeliveryTest {
                 .newBuilder().setRejectedSpans(1).setErrorMessage("1 span dropped:\ntoo old")).build().toByteArray();
         try (TestUpstream collector = collectorLike().answer(r -> TestUpstream.Answer.ok()
                      .withHeader("Content-Type", "application/x-protobuf").withBody(partial));
-             dev.mcpd.testing.CapturedLog log = new dev.mcpd.testing.CapturedLog();
+             CapturedLog log = new CapturedLog();
              RunningRelay relay = relayTo(collector.url().toString())) {
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
             int requests = collector.received().size();
             assertEquals(12, spansTaken(collector, Set.of()).size(), "each span delivered once: none sent again");
-            List<String> said = log.events("dev.mcpd.delivery", ch.qos.logback.classic.Level.WARN).stream()
+            List<String> said = log.events("dev.mcpd.delivery", Level.WARN).stream()
                     .map(e -> e.getFormattedMessage()).filter(m -> m.contains("signal=traces rejected=1")).toList();
             assertEquals(1, said.size(), "logged once: the rest within 10 s are counted, not logged: " + said);
             assertTrue(said.get(0).contains("message=\"1 span dropped:\\x0atoo old\""),

@@ -6,13 +6,17 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mcpd.testing.CapturedLog;
+import dev.mcpd.testing.ReliabilityReport;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -29,7 +33,7 @@ class ReadinessTest {
     Path dir;
 
     private RunningRelay relay(TestUpstream upstream, Map<String, String> extra) {
-        Map<String, String> environment = new java.util.HashMap<>(extra);
+        Map<String, String> environment = new HashMap<>(extra);
         environment.put("MCPD_UPSTREAMS", upstream.url().toString());
         return RunningRelay.start(dir, environment, QUICK_PROBES);
     }
@@ -148,7 +152,7 @@ class ReadinessTest {
             } while (status == 202 && accepted < 500);
             long held = relay.application().deadLetters().census().bytes();
             HttpResponse<String> answer = get(relay, "/readyz");
-            dev.mcpd.testing.ReliabilityReport.assertHostile("a3-m5", "1 KiB requests an upstream refuses for good"
+            ReliabilityReport.assertHostile("a3-m5", "1 KiB requests an upstream refuses for good"
                             + " (400), one after the other, to a relay with --spool-max-bytes 64KiB",
                     "dead/ counts against the bound: refused 503 once it holds it, /readyz says spool full",
                     accepted + " accepted, then " + status + "; dead/ holds " + held + " bytes; /readyz "
@@ -173,12 +177,12 @@ class ReadinessTest {
             }
             long bytes = relay.application().spool().bytes();
             relay.close();
-            List<String> lines = log.events("dev.mcpd.relay", ch.qos.logback.classic.Level.INFO).stream()
+            List<String> lines = log.events("dev.mcpd.relay", Level.INFO).stream()
                     .map(e -> e.getFormattedMessage()).filter(l -> l.startsWith("stopped: ")).toList();
             assertEquals(List.of("stopped: 3 entries (" + bytes + " bytes) stay in the spool, delivered after the next"
                     + " start"), lines);
             assertEquals(723, bytes, "docs/operating.md's sample: three requests of 100 bytes as the spool keeps them");
-            assertTrue(java.nio.file.Files.readString(Path.of("docs/operating.md")).contains("`" + lines.get(0)),
+            assertTrue(Files.readString(Path.of("docs/operating.md")).contains("`" + lines.get(0)),
                     "docs/operating.md shows the line as the relay prints it");
         }
     }

@@ -1,7 +1,7 @@
 package dev.mcpd.relay;
 
-import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.relay.DeliveryTest.post;
+import static dev.mcpd.testing.OtlpTelemetry.gzip;
 import static dev.mcpd.testing.TestTuning.HTTP;
 import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
@@ -14,15 +14,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.collector.RunningCollector;
 import dev.mcpd.collector.StoredBatches;
-import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Ports;
+import dev.mcpd.wire.RelayBatch;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -184,7 +185,7 @@ class RelayBatchDeliveryTest {
                 assertEquals(Set.of("broken", "nowhere"), Set.copyOf(dead.stream()
                         .map(e -> e.request().idempotencyKey()).toList()));
                 Map<String, String> why = new HashMap<>();
-                for (Path record : java.nio.file.Files.newDirectoryStream(relay.application().deadLetters()
+                for (Path record : Files.newDirectoryStream(relay.application().deadLetters()
                         .directory(), "*.json")) {
                     JsonNode refusal = JSON.readTree(record.toFile());
                     why.put(String.valueOf(refusal.path("status").asInt()), refusal.path("reason").asText());

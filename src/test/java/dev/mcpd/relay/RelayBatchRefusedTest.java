@@ -17,6 +17,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -81,7 +82,7 @@ class RelayBatchRefusedTest {
         try (TestUpstream upstream = TestUpstream.start();
              RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream);
              CapturedLog log = new CapturedLog()) {
-            List<byte[]> posted = new java.util.ArrayList<>();
+            List<byte[]> posted = new ArrayList<>();
             for (String path : REFUSED) {
                 double before = refusedCount(relay);
                 byte[] body = batch(UUID.randomUUID().toString());

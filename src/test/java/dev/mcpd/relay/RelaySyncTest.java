@@ -14,6 +14,8 @@ import dev.mcpd.observability.RelaySync;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.GrpcClient;
 import dev.mcpd.testing.RawHttp;
+import java.net.Socket;
+import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -21,10 +23,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -226,7 +230,7 @@ class RelaySyncTest {
         try (RunningRelay relay = RunningRelay.start(dir)) { // its upstream is down: anything ≤ N waits
             Accepted accepted = post(relay, "waiting");
             String other = "0".repeat(32).equals(accepted.relay()) ? "1".repeat(32) : "0".repeat(32);
-            Map<String, Integer> expected = new java.util.LinkedHashMap<>();
+            Map<String, Integer> expected = new LinkedHashMap<>();
             expected.put("seq=" + accepted.seq() + "&relay=" + other + "&timeout=60s", 421);
             expected.put("seq=" + (accepted.seq() + 1) + "&timeout=60s", 409);
             expected.put("seq=abc&timeout=60s", 400);
@@ -269,7 +273,7 @@ class RelaySyncTest {
         try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
              RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
             Accepted accepted = post(relay, "never delivered while the caller waits");
-            try (java.net.Socket caller = new java.net.Socket("127.0.0.1", relay.port())) {
+            try (Socket caller = new Socket("127.0.0.1", relay.port())) {
                 caller.getOutputStream().write(("GET /relay/sync?seq=" + accepted.seq() + "&timeout=60s HTTP/1.1\r\n"
                         + "Host: relay\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                 caller.getOutputStream().flush();
@@ -293,7 +297,7 @@ class RelaySyncTest {
             } finally {
                 relay.closePromptly(); // not the caller's 60 s
             }
-            HttpResponse<String> answer = waiter.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            HttpResponse<String> answer = waiter.get(5, TimeUnit.SECONDS);
             assertEquals(504, answer.statusCode(), answer.body());
             assertEquals(1, JSON.readTree(answer.body()).get("pending").asInt());
         }
@@ -308,7 +312,7 @@ class RelaySyncTest {
              RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
             Accepted accepted = post(relay, "awaited by a thousand");
             List<CompletableFuture<HttpResponse<String>>> waiters = new ArrayList<>();
-            var client = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
+            var client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .build();
             for (int i = 0; i < 1000; i++) {
                 waiters.add(client.sendAsync(HttpRequest.newBuilder(relay.uri("/relay/sync?seq=" + accepted.seq()
@@ -325,7 +329,7 @@ class RelaySyncTest {
             assertEquals(1000, scrape(relay).value("mcpd_relay_sync_waiters").orElseThrow());
             answer.set(TestUpstream.Answer.ok());
             for (CompletableFuture<HttpResponse<String>> waiter : waiters) {
-                assertEquals(200, waiter.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode());
+                assertEquals(200, waiter.get(30, TimeUnit.SECONDS).statusCode());
             }
             await().atMost(PATIENCE).until(() -> relay.application().spool().entries() == 0);
             assertEquals(0, relay.application().spool().awaiting());

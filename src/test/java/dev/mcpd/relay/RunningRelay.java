@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
 
 /** A relay started in this JVM on a free loopback port, with its spool in a test's folder. */
 final class RunningRelay implements AutoCloseable {
@@ -93,6 +94,6 @@ final class RunningRelay implements AutoCloseable {
         long started = System.nanoTime();
         close();
         long tookMillis = (System.nanoTime() - started) / 1_000_000;
-        org.junit.jupiter.api.Assertions.assertTrue(tookMillis < 8_000, "the stop took " + tookMillis + " ms");
+        Assertions.assertTrue(tookMillis < 8_000, "the stop took " + tookMillis + " ms");
     }
 }

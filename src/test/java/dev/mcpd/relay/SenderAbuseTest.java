@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Level;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.GrpcClient;
+import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.RawHttp;
 import dev.mcpd.testing.RawHttp2;
 import java.io.IOException;
@@ -148,7 +149,7 @@ class SenderAbuseTest {
 
     @Test
     void anAbandonedWaitGivesItsPlaceBackWhenTheSenderHangsUp() throws Exception {
-        int upstreamPort = dev.mcpd.testing.Ports.free();
+        int upstreamPort = Ports.free();
         try (RunningRelay relay = RunningRelay.start(dir, Map.of("MCPD_UPSTREAMS", "http://127.0.0.1:" + upstreamPort),
                 DeliveryTest.FAST)) {
             List<Socket> waiting = new ArrayList<>();

@@ -25,6 +25,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -141,7 +142,7 @@ class SenderExamplesTest {
             McpdConfig config = McpdConfig.from(flags, Map.of("MCPD_LISTEN", "127.0.0.1:" + Ports.free(),
                     "MCPD_DATA", dir.resolve("mcpd.db").toString()));
             try (RunningRelay relay = RunningRelay.start(config, DeliveryTest.FAST.withProbes(
-                    java.time.Duration.ofMillis(200), java.time.Duration.ofSeconds(30)))) {
+                    Duration.ofMillis(200), Duration.ofSeconds(30)))) {
                 await().atMost(PATIENCE).until(() -> !health.probes().isEmpty());
                 assertEquals("active", HealthCheckTest.upstream(relay, 1).get("checks").get("mode").asText(),
                         "its health endpoint answers: its probes are checks");

@@ -13,9 +13,11 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -61,7 +63,7 @@ class SpoolVanishesTest {
     @Test
     void aSpoolDirectoryRemovedWhileRunningIsRefused503UntilItIsBack() throws Exception {
         try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
-             RunningRelay relay = RunningRelay.start(dir, java.util.Map.of(), DeliveryTest.FAST, upstream)) {
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
             assertEquals(202, post(relay, "before").statusCode());
             removeTree(relay.spoolDir());
             HttpResponse<String> refused = post(relay, "while-gone-" + UUID.randomUUID());
@@ -84,7 +86,7 @@ class SpoolVanishesTest {
     @Test
     void aSpoolDirectoryMadeReadOnlyIsRefused503UntilItIsWritableAgain() throws Exception {
         try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503));
-             RunningRelay relay = RunningRelay.start(dir, java.util.Map.of(), DeliveryTest.FAST, upstream)) {
+             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream)) {
             assertEquals(202, post(relay, "before").statusCode());
             ReadOnly readOnly = ReadOnly.make(relay.spoolDir());
             HttpResponse<String> refused;
@@ -119,7 +121,7 @@ class SpoolVanishesTest {
                 }
                 return new ReadOnly(dir, true);
             }
-            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("r-x------"));
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
             return new ReadOnly(dir, false);
         }
 
@@ -131,7 +133,7 @@ class SpoolVanishesTest {
             if (mounted) {
                 run("umount", dir.toString());
             } else {
-                Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
             }
         }
 

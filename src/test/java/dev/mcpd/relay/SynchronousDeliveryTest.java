@@ -14,8 +14,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -110,7 +113,7 @@ class SynchronousDeliveryTest {
     void aGrpcCallThatWaitsGetsTheUpstreamsResponseMessage() throws Exception {
         byte[] partialSuccess = {0x0a, 0x02, 0x08, 0x02}; // ExportTraceServiceResponse{partial_success{rejected_spans: 2}}
         try (TestUpstream upstream = TestUpstream.start().answer(r -> new TestUpstream.Answer(200,
-                Map.of("Content-Type", "application/x-protobuf"), partialSuccess, java.time.Duration.ZERO));
+                Map.of("Content-Type", "application/x-protobuf"), partialSuccess, Duration.ZERO));
              RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream);
              GrpcClient grpc = new GrpcClient(relay.port())) {
             GrpcClient.Reply call = grpc.call(GrpcClient.TRACES, Map.of("mcpd-relay-wait", "10s"),
@@ -144,9 +147,9 @@ class SynchronousDeliveryTest {
     void aStopAnswersEveryWaitingSenderAtOnceWithTheOrdinaryAnswer() throws Exception {
         try (TestUpstream upstream = TestUpstream.start().answer(r -> TestUpstream.Answer.status(503))) {
             RunningRelay relay = RunningRelay.start(dir, Map.of(), DeliveryTest.FAST, upstream);
-            java.util.concurrent.CompletableFuture<HttpResponse<String>> waiter;
+            CompletableFuture<HttpResponse<String>> waiter;
             try {
-                waiter = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                waiter = CompletableFuture.supplyAsync(() -> {
                     try {
                         return post(relay, "/v1/ingest", "application/json", batch(1), "60s");
                     } catch (Exception e) {
@@ -157,7 +160,7 @@ class SynchronousDeliveryTest {
             } finally {
                 relay.closePromptly(); // not the caller's 60 s
             }
-            HttpResponse<String> answer = waiter.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            HttpResponse<String> answer = waiter.get(5, TimeUnit.SECONDS);
             assertEquals(202, answer.statusCode(), answer.body());
             assertEquals("spooled", answer.headers().firstValue("mcpd-relay").orElseThrow());
         }

@@ -7,8 +7,10 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -51,13 +53,13 @@ public final class TestUpstream implements AutoCloseable {
         }
 
         public Answer withHeader(String name, String value) {
-            Map<String, String> all = new java.util.HashMap<>(headers);
+            Map<String, String> all = new HashMap<>(headers);
             all.put(name, value);
             return new Answer(status, all, body, delay);
         }
 
         public Answer withBody(String text) {
-            return new Answer(status, headers, text.getBytes(java.nio.charset.StandardCharsets.UTF_8), delay);
+            return new Answer(status, headers, text.getBytes(StandardCharsets.UTF_8), delay);
         }
 
         public Answer withBody(byte[] bytes) {

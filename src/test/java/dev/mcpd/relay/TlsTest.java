@@ -7,17 +7,28 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import ch.qos.logback.classic.Level;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.cli.Mcpd;
 import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
-import dev.mcpd.upstream.Backoff;
-import dev.mcpd.tls.TlsMaterial;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.OtlpTelemetry;
+import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestConfig;
+import dev.mcpd.testing.TestTuning;
+import dev.mcpd.tls.TlsMaterial;
+import dev.mcpd.upstream.Backoff;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
+import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,12 +39,19 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSession;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -68,7 +86,7 @@ class TlsTest {
     }
 
     private RunningRelay httpsRelay(Map<String, String> more) {
-        Map<String, String> env = new java.util.HashMap<>(Map.of("MCPD_TLS_CERT", server.cert().toString(),
+        Map<String, String> env = new HashMap<>(Map.of("MCPD_TLS_CERT", server.cert().toString(),
                 "MCPD_TLS_KEY", server.key().toString()));
         env.putAll(more);
         return RunningRelay.start(tmp.resolve("relay"), env, FAST);
@@ -84,7 +102,7 @@ class TlsTest {
     }
 
     private static HttpResponse<String> send(HttpRequest request) throws Exception {
-        return dev.mcpd.testing.TestTuning.HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        return TestTuning.HTTP.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     private static String peer(SSLSession session) throws Exception {
@@ -136,8 +154,8 @@ class TlsTest {
     @Test
     void anOtlpGrpcExporterSendsOverTheSameHttpsPort() throws Exception {
         try (RunningRelay relay = httpsRelay(Map.of())) {
-            io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter exporter =
-                    io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter.builder()
+            OtlpGrpcSpanExporter exporter =
+                    OtlpGrpcSpanExporter.builder()
                             .setEndpoint("https://127.0.0.1:" + relay.port())
                             .setTrustedCertificates(Files.readAllBytes(ca.caCert)).build();
             try {
@@ -198,7 +216,7 @@ class TlsTest {
             assertThrows(IOException.class, () -> keptOpen.send(ingest(https(relay, "/v1/ingest")),
                     HttpResponse.BodyHandlers.ofString()), "nor over the next one");
             assertEquals(2, relay.spooled().size());
-            assertTrue(log.events("dev.mcpd", ch.qos.logback.classic.Level.INFO).stream().anyMatch(e ->
+            assertTrue(log.events("dev.mcpd", Level.INFO).stream().anyMatch(e ->
                     e.getFormattedMessage().contains("now in --tls-client-ca\" subject=\"CN=old-sender\"")),
                     "said in one line");
         }
@@ -209,9 +227,9 @@ class TlsTest {
         try {
             collectorCert = ca.server("collector-" + port, "collector.internal");
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
-        Map<String, String> env = new java.util.HashMap<>(Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
+        Map<String, String> env = new HashMap<>(Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
                 "MCPD_TLS_CERT", collectorCert.cert().toString(), "MCPD_TLS_KEY", collectorCert.key().toString()));
         env.putAll(more);
         return CollectorApplication.start(TestConfig.on(tmp.resolve("collector-" + port + ".db"), Map.of(), env));
@@ -220,13 +238,13 @@ class TlsTest {
     private static long storedBatches(int port, HttpClient client) throws Exception {
         HttpResponse<String> stats = client.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port
                 + "/v1/stats")).build(), HttpResponse.BodyHandlers.ofString());
-        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(stats.body()).get("batches").asLong();
+        return new ObjectMapper().readTree(stats.body()).get("batches").asLong();
     }
 
     @Test
     void withTheInternalAuthorityTheRelayDeliversToAnHttpsCollectorAndWithoutItRetriesNeverDeadLetters()
             throws Exception {
-        int port = dev.mcpd.testing.Ports.free();
+        int port = Ports.free();
         try (CollectorApplication collector = httpsCollector(port, Map.of());
              CapturedLog log = new CapturedLog()) {
             String upstream = "https://127.0.0.1:" + port;
@@ -238,7 +256,7 @@ class TlsTest {
                 // The health checks trust the same authority: they pass too.
                 await().atMost(Duration.ofSeconds(30)).until(() -> trusting.application().upstreams().views().get(0)
                         .checks().succeeded() > 1);
-                assertTrue(log.events("dev.mcpd.delivery.upstreams", ch.qos.logback.classic.Level.INFO).stream()
+                assertTrue(log.events("dev.mcpd.delivery.upstreams", Level.INFO).stream()
                         .anyMatch(e -> e.getFormattedMessage().contains("http2=alpn")),
                         "HTTP/2 over TLS is agreed by ALPN, and the log says so");
             }
@@ -259,7 +277,7 @@ class TlsTest {
     @Test
     void theRelayPresentsItsClientCertificateToAnUpstreamThatRequiresOne() throws Exception {
         TestCertificates.Pair relayClient = ca.client("relay-client", "relay-eu-1");
-        int port = dev.mcpd.testing.Ports.free();
+        int port = Ports.free();
         try (CollectorApplication collector = httpsCollector(port, Map.of("MCPD_TLS_CLIENT_CA", ca.caCert.toString()))) {
             String upstream = "https://127.0.0.1:" + port;
             try (RunningRelay withCert = RunningRelay.start(tmp.resolve("with"), Map.of("MCPD_UPSTREAMS", upstream,
@@ -319,13 +337,13 @@ class TlsTest {
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(202, after.statusCode(), "the open connection keeps working");
             assertEquals("CN=relay.internal", peer(after.sslSession().orElseThrow()), "on its own handshake");
-            assertTrue(log.events("dev.mcpd.tls", ch.qos.logback.classic.Level.INFO).stream()
+            assertTrue(log.events("dev.mcpd.tls", Level.INFO).stream()
                     .anyMatch(e -> e.getFormattedMessage().startsWith("tls reloaded listener: certificate CN=relay.renewed")));
 
             // Half a file is not taken: the good certificate stays.
             Files.writeString(cert, "-----BEGIN CERTIFICATE-----\nMIIB\n");
             await().atMost(Duration.ofSeconds(30)).until(() -> log.events("dev.mcpd.tls",
-                    ch.qos.logback.classic.Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
+                    Level.WARN).stream().anyMatch(e -> e.getFormattedMessage()
                     .contains("listener keeps the files it has")));
             assertEquals(200, trusting(HttpClient.Version.HTTP_1_1, Optional.empty()).send(HttpRequest.newBuilder(
                     https(relay, "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
@@ -371,9 +389,9 @@ class TlsTest {
     private final class Handshakes implements Runnable {
 
         private final int port;
-        private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.atomic.LongAdder> peers =
-                new java.util.concurrent.ConcurrentHashMap<>();
-        final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final ConcurrentHashMap<String, LongAdder> peers =
+                new ConcurrentHashMap<>();
+        final List<String> failures = new CopyOnWriteArrayList<>();
         volatile boolean stop;
 
         Handshakes(int port) {
@@ -381,12 +399,12 @@ class TlsTest {
         }
 
         long count(String peer) {
-            java.util.concurrent.atomic.LongAdder n = peers.get(peer);
+            LongAdder n = peers.get(peer);
             return n == null ? 0 : n.sum();
         }
 
         long total() {
-            return peers.values().stream().mapToLong(java.util.concurrent.atomic.LongAdder::sum).sum();
+            return peers.values().stream().mapToLong(LongAdder::sum).sum();
         }
 
         @Override
@@ -394,14 +412,14 @@ class TlsTest {
             TlsMaterial.Authorities trusted = TlsMaterial.Authorities.read("test", ca.caCert);
             while (!stop && failures.size() < 5) {
                 SSLContext context = TlsMaterial.sslContext(Optional.empty(), Optional.of(trusted));
-                try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) context.getSocketFactory()
+                try (SSLSocket socket = (SSLSocket) context.getSocketFactory()
                         .createSocket("127.0.0.1", port)) {
                     socket.setSoTimeout(5_000);
-                    javax.net.ssl.SSLParameters parameters = socket.getSSLParameters();
+                    SSLParameters parameters = socket.getSSLParameters();
                     parameters.setEndpointIdentificationAlgorithm(null);
                     socket.setSSLParameters(parameters);
                     socket.startHandshake();
-                    peers.computeIfAbsent(peer(socket.getSession()), p -> new java.util.concurrent.atomic.LongAdder())
+                    peers.computeIfAbsent(peer(socket.getSession()), p -> new LongAdder())
                             .increment();
                 } catch (Exception e) {
                     failures.add(e.toString());
@@ -416,7 +434,7 @@ class TlsTest {
         Path notPem = Files.writeString(tmp.resolve("not.pem"), "hello\n");
         record Case(List<String> args, String error) {
         }
-        String listen = "127.0.0.1:" + dev.mcpd.testing.Ports.free();
+        String listen = "127.0.0.1:" + Ports.free();
         List<Case> cases = List.of(
                 new Case(List.of("--tls-cert", notPem.toString(), "--tls-key", server.key().toString()),
                         "mcpd: invalid value for --tls-cert: " + notPem + " holds no X.509 certificate in PEM"
@@ -435,18 +453,18 @@ class TlsTest {
                         notPem.toString()), "mcpd: invalid value for --upstream-client-cert: " + notPem
                         + " holds no private key in PEM"));
         for (Case bad : cases) {
-            java.io.StringWriter out = new java.io.StringWriter();
-            java.io.StringWriter err = new java.io.StringWriter();
-            List<String> args = new java.util.ArrayList<>(List.of("relay", "--listen", listen, "--spool-dir",
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            List<String> args = new ArrayList<>(List.of("relay", "--listen", listen, "--spool-dir",
                     tmp.resolve("spool").toString(), "--upstream", "http://127.0.0.1:9"));
             args.addAll(bad.args());
             // The relay writes why it cannot start to the process's stderr: caught here for the time of the run.
-            java.io.ByteArrayOutputStream processErr = new java.io.ByteArrayOutputStream();
-            java.io.PrintStream before = System.err;
+            ByteArrayOutputStream processErr = new ByteArrayOutputStream();
+            PrintStream before = System.err;
             int status;
-            System.setErr(new java.io.PrintStream(processErr, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(processErr, true, StandardCharsets.UTF_8));
             try {
-                status = dev.mcpd.cli.Mcpd.execute(Map.of(), new java.io.PrintWriter(out), new java.io.PrintWriter(err),
+                status = Mcpd.execute(Map.of(), new PrintWriter(out), new PrintWriter(err),
                         args.toArray(String[]::new));
             } finally {
                 System.setErr(before);

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.testing.ReliabilityReport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +52,7 @@ class DeadLettersCensusTest {
         // Listing a dead/ of 150 000 files took seconds, on the event loop that answers /metrics: the answer is the
         // census as it stood, and the count is made elsewhere.
         long standing = relay.recentCensus().count();
-        dev.mcpd.testing.ReliabilityReport.assertHostile("a3-m4", "dead/ changed since its last count, and"
+        ReliabilityReport.assertHostile("a3-m4", "dead/ changed since its last count, and"
                         + " /metrics, /relay/status or /relay/sync ask for its census on an event loop",
                 "the census as it stood, at once; the directory counted again on a thread of its own",
                 "answered " + standing + " (as it stood) without listing dead/ on the caller's thread",

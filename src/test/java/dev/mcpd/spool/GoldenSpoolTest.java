@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +64,7 @@ class GoldenSpoolTest {
         Path segment = SpoolFiles.segment(relay, 1);
         EntryLocation last = SegmentScan.of(segment).entries().get(TORN_TARGETS.size() - 1);
         byte[] whole = Files.readAllBytes(segment);
-        Golden.assertBytes(TORN, java.util.Arrays.copyOf(whole, (int) (last.offset() + last.size() / 2)));
+        Golden.assertBytes(TORN, Arrays.copyOf(whole, (int) (last.offset() + last.size() / 2)));
     }
 
     private Path copyOfTheTornSegment() throws IOException {

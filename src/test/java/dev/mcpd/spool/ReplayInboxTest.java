@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -147,7 +148,7 @@ class ReplayInboxTest {
     void aSecondSpoolOnTheSameDirectoryIsRefusedWhileTheFirstIsOpen() throws Exception {
         try (Spool spool = Spool.open(dir)) {
             assertTrue(SpoolLock.heldByARelay(dir));
-            java.io.IOException refused = assertThrows(java.io.IOException.class, () -> Spool.open(dir));
+            IOException refused = assertThrows(IOException.class, () -> Spool.open(dir));
             assertEquals("another relay has it open (spool.lock is locked): one relay per spool directory",
                     refused.getMessage());
         }

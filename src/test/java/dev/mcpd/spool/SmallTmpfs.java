@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -63,7 +64,7 @@ public final class SmallTmpfs implements AutoCloseable {
             }
         }
         // The last partial block may have gone in too: write single bytes until nothing more fits.
-        try (OutputStream out = Files.newOutputStream(filler, java.nio.file.StandardOpenOption.APPEND)) {
+        try (OutputStream out = Files.newOutputStream(filler, StandardOpenOption.APPEND)) {
             while (true) {
                 out.write(0);
                 out.flush();

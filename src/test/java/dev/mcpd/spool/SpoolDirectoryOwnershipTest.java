@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -172,10 +173,10 @@ class SpoolDirectoryOwnershipTest {
 
     @Test
     void procStatusIsReadForTheEffectiveIdsAndEverySupplementaryGroup() {
-        assertEquals(Optional.of(new ProcessIdentity(10001, java.util.Set.of(10001, 4, 27))), ProcessIdentity.parse(
+        assertEquals(Optional.of(new ProcessIdentity(10001, Set.of(10001, 4, 27))), ProcessIdentity.parse(
                 List.of("Name:\tjava", "Uid:\t1000\t10001\t10001\t10001", "Gid:\t1000\t10001\t10001\t10001",
                         "FDSize:\t256", "Groups:\t4 27 ")));
-        assertEquals(Optional.of(new ProcessIdentity(0, java.util.Set.of(0))), ProcessIdentity.parse(
+        assertEquals(Optional.of(new ProcessIdentity(0, Set.of(0))), ProcessIdentity.parse(
                 List.of("Uid:\t0\t0\t0\t0", "Gid:\t0\t0\t0\t0", "Groups:\t ")));
         assertEquals(Optional.empty(), ProcessIdentity.parse(List.of("Uid:\t0\t0\t0\t0", "Gid:\t0\t0\t0\t0")));
     }
@@ -209,7 +210,7 @@ class SpoolDirectoryOwnershipTest {
         List<String> documented = Files.readString(Path.of("docs/spool.md")).lines()
                 .filter(line -> line.startsWith("mcpd: spool directory ")).map(line -> line.substring(6)).toList();
         assertEquals(3, documented.size(), "the page shows three refusals");
-        ProcessIdentity relayUser = new ProcessIdentity(10001, java.util.Set.of(10001));
+        ProcessIdentity relayUser = new ProcessIdentity(10001, Set.of(10001));
         Path open = Files.createDirectories(tmp.resolve("tmp/spool/relay"));
         setMode(open, 0777);
         Path foreign = Files.createDirectories(tmp.resolve("srv/spool/relay"));

@@ -10,12 +10,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -88,7 +90,7 @@ class SpoolDirectorySwapTest {
             Files.setPosixFilePermissions(relay, PosixFilePermissions.fromString("rwx------"));
             // The write in flight when its segment went fails (its file is gone); the next is written in the new one.
             assertThrows(ExecutionException.class, () -> spool.append(request("lost")).get(10, TimeUnit.SECONDS));
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+            Awaitility.await().atMost(Duration.ofSeconds(10))
                     .until(() -> spool.writeProblem().isEmpty());
             spool.append(request("after")).get(10, TimeUnit.SECONDS);
             assertTrue(names(relay).stream().anyMatch(name -> name.endsWith(".seg")), "a segment there: "

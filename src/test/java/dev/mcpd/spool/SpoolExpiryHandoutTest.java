@@ -3,6 +3,7 @@ package dev.mcpd.spool;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SpoolExpiryHandoutTest {
 
     @TempDir
-    java.nio.file.Path dir;
+    Path dir;
 
     private static SpoolRequest receivedAt(long millis) {
         return new SpoolRequest("POST", "/v1/ingest", "application/json", "", "k" + millis, Optional.empty(), millis,

@@ -15,6 +15,7 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -380,7 +382,7 @@ class SpoolPowerCutTest {
                     }
                     return null;
                 });
-                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(layer::isOff);
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(layer::isOff);
             } catch (IOException e) {
                 assertTrue(layer.isOff(), "the spool failed with the power on: " + e);
             } finally {
@@ -514,7 +516,7 @@ class SpoolPowerCutTest {
         try (var paths = Files.walk(from)) {
             for (Path path : paths.toList()) {
                 Path target = to.resolve(from.relativize(path).toString());
-                Files.copy(path, target, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+                Files.copy(path, target, StandardCopyOption.COPY_ATTRIBUTES);
             }
         }
     }

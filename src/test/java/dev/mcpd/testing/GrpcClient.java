@@ -13,8 +13,16 @@ import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import okhttp3.Headers;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Protocol;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
 
 /**
  * A gRPC client at the byte level (h2c with prior knowledge, as gRPC senders connect): it sends one call — any
@@ -55,14 +63,14 @@ public final class GrpcClient implements AutoCloseable {
 
     private final Vertx vertx = Vertx.vertx();
     private final HttpClient client;
-    private final okhttp3.OkHttpClient okHttp;
+    private final OkHttpClient okHttp;
     private final int port;
 
     public GrpcClient(int port) {
         this.port = port;
         this.client = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
                 .setHttp2ClearTextUpgrade(false));
-        this.okHttp = new okhttp3.OkHttpClient.Builder().protocols(java.util.List.of(okhttp3.Protocol.H2_PRIOR_KNOWLEDGE))
+        this.okHttp = new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE))
                 .callTimeout(20, TimeUnit.SECONDS).retryOnConnectionFailure(false).build();
     }
 
@@ -76,11 +84,11 @@ public final class GrpcClient implements AutoCloseable {
      */
     public Reply call(String method, Map<String, String> metadata, byte[] body) {
         boolean ownType = metadata.keySet().stream().anyMatch("content-type"::equalsIgnoreCase);
-        okhttp3.Request.Builder request = new okhttp3.Request.Builder().url("http://127.0.0.1:" + port + method)
+        Request.Builder request = new Request.Builder().url("http://127.0.0.1:" + port + method)
                 .header("te", "trailers")
-                .post(okhttp3.RequestBody.create(body, ownType ? null : okhttp3.MediaType.get("application/grpc")));
+                .post(RequestBody.create(body, ownType ? null : MediaType.get("application/grpc")));
         metadata.forEach(request::header);
-        try (okhttp3.Response response = okHttp.newCall(request.build()).execute()) {
+        try (Response response = okHttp.newCall(request.build()).execute()) {
             byte[] answer = response.body().bytes();
             return new Reply(response.code(), multiMap(response.headers()), answer, multiMap(response.trailers()));
         } catch (IOException e) {
@@ -88,7 +96,7 @@ public final class GrpcClient implements AutoCloseable {
         }
     }
 
-    private static MultiMap multiMap(okhttp3.Headers headers) {
+    private static MultiMap multiMap(Headers headers) {
         MultiMap map = MultiMap.caseInsensitiveMultiMap();
         headers.forEach(header -> map.add(header.getFirst(), header.getSecond()));
         return map;

@@ -20,12 +20,15 @@ import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import jnr.ffi.Pointer;
@@ -71,18 +74,18 @@ public final class PowerCutFuse extends FuseStubFS {
      * Why FUSE cannot be used here (no {@code /dev/fuse}, no libfuse 2, not root), or empty when it can: a test that
      * needs it is skipped with this reason.
      */
-    public static java.util.Optional<String> unavailable() {
+    public static Optional<String> unavailable() {
         if (!Files.isReadable(Path.of("/dev/fuse")) || !Files.isWritable(Path.of("/dev/fuse"))) {
-            return java.util.Optional.of("no usable /dev/fuse (a container without the FUSE device)");
+            return Optional.of("no usable /dev/fuse (a container without the FUSE device)");
         }
         if (!"root".equals(System.getProperty("user.name"))) {
-            return java.util.Optional.of("mounting a FUSE file system without fusermount needs root");
+            return Optional.of("mounting a FUSE file system without fusermount needs root");
         }
         if (Stream.of("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/usr/lib")
                 .noneMatch(dir -> Files.exists(Path.of(dir, "libfuse.so.2")))) {
-            return java.util.Optional.of("libfuse 2 is missing (Debian: apt-get install libfuse2)");
+            return Optional.of("libfuse 2 is missing (Debian: apt-get install libfuse2)");
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     /** Mounts {@code layer} at {@code mountPoint} (made if missing) and returns once the mount is there. */
@@ -224,7 +227,7 @@ public final class PowerCutFuse extends FuseStubFS {
     }
 
     private static void time(Timespec into, FileTime time) {
-        long nanos = time.to(java.util.concurrent.TimeUnit.NANOSECONDS);
+        long nanos = time.to(TimeUnit.NANOSECONDS);
         into.tv_sec.set(Math.floorDiv(nanos, 1_000_000_000L));
         into.tv_nsec.set(Math.floorMod(nanos, 1_000_000_000L));
     }
@@ -401,7 +404,7 @@ public final class PowerCutFuse extends FuseStubFS {
     public int utimens(String path, Timespec[] timespec) {
         return call(() -> {
             long seconds = timespec[1].tv_sec.get();
-            Files.setLastModifiedTime(real(path), FileTime.from(java.time.Instant.ofEpochSecond(seconds,
+            Files.setLastModifiedTime(real(path), FileTime.from(Instant.ofEpochSecond(seconds,
                     timespec[1].tv_nsec.longValue())));
             return 0;
         });

@@ -5,13 +5,17 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
+import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersEncoder;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -83,9 +87,9 @@ public final class RawHttp2 implements AutoCloseable {
                 if (type == GOAWAY) {
                     return true;
                 }
-            } catch (java.net.SocketTimeoutException e) {
+            } catch (SocketTimeoutException e) {
                 return false;
-            } catch (EOFException | java.net.SocketException e) {
+            } catch (EOFException | SocketException e) {
                 return true;
             }
         }
@@ -112,7 +116,7 @@ public final class RawHttp2 implements AutoCloseable {
             byte[] bytes = new byte[encoded.readableBytes()];
             encoded.readBytes(bytes);
             frame(HEADERS, FLAG_END_HEADERS | (endStream ? FLAG_END_STREAM : 0), stream, bytes);
-        } catch (io.netty.handler.codec.http2.Http2Exception e) {
+        } catch (Http2Exception e) {
             throw new IOException(e);
         } finally {
             encoded.release();
@@ -141,7 +145,7 @@ public final class RawHttp2 implements AutoCloseable {
     /** Reads frames until {@code stream} ends (its END_STREAM, or a reset), acknowledging SETTINGS and PINGs. */
     public Answer answer(int stream) throws IOException {
         Map<String, String> headers = new LinkedHashMap<>();
-        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
         while (true) {
             int length = (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
             int type = in.readUnsignedByte();
@@ -168,7 +172,7 @@ public final class RawHttp2 implements AutoCloseable {
                 }
                 try { // every block is decoded, whatever its stream: HPACK's table is the connection's
                     decoded = decoder.decodeHeaders(id, Unpooled.wrappedBuffer(payload, from, to - from));
-                } catch (io.netty.handler.codec.http2.Http2Exception e) {
+                } catch (Http2Exception e) {
                     throw new IOException(e);
                 }
                 if (id != stream) {

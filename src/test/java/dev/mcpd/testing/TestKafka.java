@@ -9,10 +9,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.UUID;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
@@ -26,9 +27,9 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -181,7 +182,7 @@ public final class TestKafka implements AutoCloseable {
     public long recordCount(String topic) {
         try (Admin admin = admin()) {
             var partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions();
-            Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             partitions.forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
             return admin.listOffsets(latest).all().get().values().stream()
                     .mapToLong(ListOffsetsResult.ListOffsetsResultInfo::offset).sum();

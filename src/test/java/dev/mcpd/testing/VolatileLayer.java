@@ -2,6 +2,7 @@ package dev.mcpd.testing;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.file.CopyOption;
@@ -19,8 +20,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
@@ -523,7 +524,7 @@ public final class VolatileLayer {
         }
 
         @Override
-        public java.nio.MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
+        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
             if (mode != MapMode.READ_ONLY) {
                 throw new UnsupportedOperationException("writable mappings are not modelled by the volatile layer");
             }

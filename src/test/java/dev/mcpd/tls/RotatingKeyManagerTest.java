@@ -1,7 +1,5 @@
 package dev.mcpd.tls;
 
-import dev.mcpd.tls.RotatingKeyManager;
-import dev.mcpd.tls.TlsMaterial;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -10,8 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mcpd.testing.TestCertificates;
+import dev.mcpd.tls.RotatingKeyManager;
+import dev.mcpd.tls.TlsMaterial;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
+import javax.net.ssl.X509KeyManager;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,7 +41,7 @@ class RotatingKeyManagerTest {
 
     /** The private key the identity's own key manager presents. */
     private static byte[] keyOf(TlsMaterial.Identity identity) {
-        javax.net.ssl.X509KeyManager own = (javax.net.ssl.X509KeyManager) identity.keyManagers().getKeyManagers()[0];
+        X509KeyManager own = (X509KeyManager) identity.keyManagers().getKeyManagers()[0];
         return own.getPrivateKey(own.chooseServerAlias("EC", null, null)).getEncoded();
     }
 

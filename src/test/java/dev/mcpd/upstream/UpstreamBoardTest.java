@@ -11,9 +11,12 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -96,7 +99,7 @@ class UpstreamBoardTest {
 
     @Test
     void aDeliveryBeforeAnyProbeSaidWhatTheUpstreamOffersAsksForACheckAtOnceAtMostOnceASecond() {
-        List<Upstream> asked = new java.util.ArrayList<>();
+        List<Upstream> asked = new ArrayList<>();
         board.whenOfferUnknown(asked::add);
         board.delivered(primary, 200, LATENCY, 1);
         board.delivered(primary, 200, LATENCY, 1);
@@ -200,14 +203,14 @@ class UpstreamBoardTest {
     void aRequestMovesToTheNextUpstreamEvenWhenTheOneThatFailedDrewAZeroWait() throws Exception {
         random.value = 0.0; // full jitter can draw a wait of nothing
         failWith503(primary, Optional.empty());
-        java.util.Set<Integer> tried = new java.util.HashSet<>(List.of(primary.order()));
+        Set<Integer> tried = new HashSet<>(List.of(primary.order()));
         assertEquals(secondary, board.awaitReady(tried, () -> false, Duration.ofMillis(10)));
         assertEquals(Optional.of(primary), board.firstReady(), "other requests may use the primary again");
     }
 
     @Test
     void aRequestThatFailedEverywhereStartsOverAtTheFirstReadyUpstream() throws Exception {
-        java.util.Set<Integer> tried = new java.util.HashSet<>(List.of(primary.order(), secondary.order()));
+        Set<Integer> tried = new HashSet<>(List.of(primary.order(), secondary.order()));
         assertEquals(primary, board.awaitReady(tried, () -> false, Duration.ofMillis(10)));
         assertTrue(tried.isEmpty(), "a new round begins");
     }
@@ -217,7 +220,7 @@ class UpstreamBoardTest {
         random.value = 0.0;
         failWith503(primary, Optional.empty());
         failWith503(secondary, Optional.of(Duration.ofSeconds(30)));
-        java.util.Set<Integer> tried = new java.util.HashSet<>(List.of(primary.order()));
+        Set<Integer> tried = new HashSet<>(List.of(primary.order()));
         assertEquals(primary, board.awaitReady(tried, () -> false, Duration.ofMillis(10)));
     }
 

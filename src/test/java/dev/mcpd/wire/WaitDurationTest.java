@@ -1,9 +1,9 @@
 package dev.mcpd.wire;
 
-import dev.mcpd.wire.WaitDuration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.mcpd.wire.WaitDuration;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

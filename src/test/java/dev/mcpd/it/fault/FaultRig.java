@@ -5,13 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.collector.TestPostgres;
 import dev.mcpd.it.PackagedJar;
 import dev.mcpd.relay.TestUpstream;
 import dev.mcpd.testing.ReliabilityReport;
-import dev.mcpd.collector.TestPostgres;
 import dev.mcpd.testing.TestKafka;
 import dev.mcpd.testing.TestTuning;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -454,7 +456,7 @@ final class FaultRig implements AutoCloseable {
         return problems;
     }
 
-    private static String first(java.util.Collection<?> values) {
+    private static String first(Collection<?> values) {
         return values.size() <= 10 ? values.toString() : new ArrayList<>(values).subList(0, 10) + "…";
     }
 
@@ -462,7 +464,7 @@ final class FaultRig implements AutoCloseable {
         try {
             Files.createDirectories(path);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

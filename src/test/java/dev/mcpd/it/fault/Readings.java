@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,7 +23,7 @@ final class Readings {
         private final AtomicLong max = new AtomicLong();
         private final Thread sampler;
 
-        Peak(java.util.concurrent.Callable<String> scrape, String metric, Duration every) {
+        Peak(Callable<String> scrape, String metric, Duration every) {
             sampler = new Thread(() -> {
                 while (!Thread.currentThread().isInterrupted()) {
                     try {

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mcpd.it.PackagedJar;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -68,7 +69,7 @@ class RelayKill9UnderLoadIT extends FaultScenario {
     private static int outForDelivery(PackagedJar relay) throws InterruptedException {
         try {
             return Readings.relayStatus(relay).path("spool").path("outForDelivery").asInt();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return -1; // not answering yet: ask again
         }
     }
