@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What no formatter holds for us: every source file's imports in one order (static imports first, then the others,
  * each sorted by name), and types named by their import rather than by a fully qualified name in the code — unless
- * the simple name already means another type in that file.
+ * the simple name already means another type in that file. And no main source file over 400 lines.
  */
 class SourceStyleTest {
 
@@ -116,6 +116,18 @@ class SourceStyleTest {
             inlineQualifiedNames(Files.readAllLines(source)).forEach(use -> qualified.add(source + ":" + use));
         }
         assertEquals(List.of(), qualified, "fully qualified names in code: import the type instead");
+    }
+
+    @Test
+    void noMainFileOutgrowsFourHundredLines() throws IOException {
+        List<String> tooLong = new ArrayList<>();
+        for (Path source : sources()) {
+            int lines = Files.readAllLines(source).size();
+            if (source.startsWith(ROOTS.get(0)) && lines > 400) {
+                tooLong.add(source + ": " + lines);
+            }
+        }
+        assertEquals(List.of(), tooLong, "split these along their seams");
     }
 
     @Test
