@@ -278,10 +278,20 @@ final class LedgerSegments {
         return segment != null && segment.getValue().holds(seq);
     }
 
-    /** Under the lock: forces every segment's acknowledgements written since the last force. */
-    void forceAcks() throws IOException {
-        for (SegmentIndex segment : segments.values()) {
-            segment.forceAcks();
+    /**
+     * Under the lock: forces every segment's acknowledgements written since the last force (losing them in a power cut
+     * only sends again); returns why they could not be, if they could not.
+     */
+    Optional<IOException> forceAcks() {
+        try {
+            for (SegmentIndex segment : segments.values()) {
+                segment.forceAcks();
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            LOG.warn("could not force delivery acknowledgements (entries may be sent again after a crash): {}",
+                    e.toString());
+            return Optional.of(e);
         }
     }
 

@@ -17,8 +17,6 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The spool's hand-out ledger: which entries wait, which are out for delivery, which are done — delivery's side of
@@ -27,8 +25,6 @@ import org.slf4j.LoggerFactory;
  * are in memory, is {@link LedgerSegments}'s; what the spool holds is counted in {@link SpoolCounts}.
  */
 final class SpoolLedger {
-
-    private static final Logger LOG = LoggerFactory.getLogger(Spool.class);
 
     private final Path dir;
     private final SpoolCounts counts;
@@ -41,8 +37,12 @@ final class SpoolLedger {
     private final PriorityQueue<Handout> released = new PriorityQueue<>(Comparator.comparingLong(Handout::seq));
     private volatile boolean closed;
 
-    /** An entry out for delivery: which segment, which index in it. */
-    private record Handout(SegmentIndex segment, int index, long seq) {
+    /** An entry out for delivery: which segment, which index in it, and its stored size. */
+    private record Handout(SegmentIndex segment, int index, long seq, int size) {
+
+        Handout(SegmentIndex segment, int index) {
+            this(segment, index, segment.seq(index), segment.size(index));
+        }
     }
 
     /** The next thing {@link #handOut} found: an entry, or a segment that must be read first. */
@@ -79,11 +79,15 @@ final class SpoolLedger {
      * in time or the spool is closing.
      */
     Optional<SpoolEntry> next(Duration maxWait) throws InterruptedException, IOException {
-        return next(maxWait, seq -> { });
+        return next(maxWait, seq -> { }, ReadRoom.UNBOUNDED);
     }
 
-    /** As {@link #next(Duration)}; {@code handingOut} is told each sequence number as it is handed out, under the lock. */
-    Optional<SpoolEntry> next(Duration maxWait, LongConsumer handingOut) throws InterruptedException, IOException {
+    /**
+     * As {@link #next(Duration)}; {@code handingOut} is told each sequence number as it is handed out, under the lock,
+     * and the entry is read once {@code room} took room for it.
+     */
+    Optional<SpoolEntry> next(Duration maxWait, LongConsumer handingOut, ReadRoom room)
+            throws InterruptedException, IOException {
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (true) {
             Next next;
@@ -110,12 +114,18 @@ final class SpoolLedger {
                 continue;
             }
             Handout handout = next.handout();
+            if (!room.take(handout.size())) {
+                release(handout.seq());
+                return Optional.empty();
+            }
             try {
                 Optional<SpoolEntry> entry = readOrSetAside(handout);
                 if (entry.isPresent()) {
                     return entry;
                 }
+                room.giveBack(handout.size());
             } catch (IOException e) {
+                room.giveBack(handout.size());
                 release(handout.seq());
                 throw e;
             }
@@ -150,7 +160,7 @@ final class SpoolLedger {
                     }
                     int index;
                     while (handouts.size() < max && (index = segment.handOutIfReceivedBefore(cutoffMillis)) >= 0) {
-                        handouts.add(new Handout(segment, index, segment.seq(index)));
+                        handouts.add(new Handout(segment, index));
                     }
                     if (handouts.size() >= max || !segment.allHandedOut()) {
                         break;
@@ -189,7 +199,7 @@ final class SpoolLedger {
             }
             int index = segment.handOut();
             if (index >= 0) {
-                return new Next(new Handout(segment, index, segment.seq(index)), null);
+                return new Next(new Handout(segment, index), null);
             }
         }
         return null;
@@ -358,17 +368,7 @@ final class SpoolLedger {
      * why they could not be, if they could not.
      */
     Optional<IOException> flushAcks() {
-        lock.lock();
-        try {
-            segments.forceAcks();
-            return Optional.empty();
-        } catch (IOException e) {
-            LOG.warn("could not force delivery acknowledgements (entries may be sent again after a crash): {}",
-                    e.toString());
-            return Optional.of(e);
-        } finally {
-            lock.unlock();
-        }
+        return underLock(segments::forceAcks);
     }
 
     /** Whether the entry {@code seq} is still in the spool: waiting, out for delivery, or given back. */

@@ -1,0 +1,123 @@
+package dev.mcpd.spool;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Room for an entry is taken for its stored size before it is read: a caller bounding the bodies it holds reads an
+ * entry only once room for it came, and gets back the room of an entry it was not handed after all.
+ */
+class SpoolReadRoomTest {
+
+    private static final Duration SHORT = Duration.ofMillis(50);
+
+    @TempDir
+    Path dir;
+
+    /** Takes room while {@code refusing} is false, and remembers what it was asked for and given back. */
+    private static final class CountingRoom implements ReadRoom {
+        final List<Long> taken = new ArrayList<>();
+        final List<Long> givenBack = new ArrayList<>();
+        boolean refusing;
+
+        @Override
+        public boolean take(long bytes) {
+            if (refusing) {
+                return false;
+            }
+            taken.add(bytes);
+            return true;
+        }
+
+        @Override
+        public void giveBack(long bytes) {
+            givenBack.add(bytes);
+        }
+    }
+
+    private static SpoolRequest request(String target, int bodyBytes) {
+        byte[] body = new byte[bodyBytes];
+        byte[] name = target.getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(name, 0, body, 0, name.length);
+        return new SpoolRequest("POST", target, "application/json", "", "key" + target, Optional.empty(),
+                1_700_000_000_000L, body);
+    }
+
+    private static Optional<SpoolEntry> next(Spool spool, ReadRoom room) throws Exception {
+        return spool.next(SHORT, seq -> { }, room);
+    }
+
+    @Test
+    void roomIsTakenForTheStoredSizeWhichHoldsTheBody() throws Exception {
+        try (Spool spool = Spool.open(dir)) {
+            spool.append(request("/small", 100)).get(10, TimeUnit.SECONDS);
+            spool.append(request("/large", 50_000)).get(10, TimeUnit.SECONDS);
+            CountingRoom room = new CountingRoom();
+            SpoolEntry small = next(spool, room).orElseThrow();
+            SpoolEntry large = next(spool, room).orElseThrow();
+            assertEquals("/large", large.request().target());
+            assertEquals(2, room.taken.size());
+            assertTrue(room.taken.get(0) >= small.request().body().length, room.taken.toString());
+            assertTrue(room.taken.get(1) >= large.request().body().length, room.taken.toString());
+            assertTrue(room.taken.get(1) < large.request().body().length + 4096,
+                    "room for the entry's own size, not for the largest body there could be: " + room.taken);
+            assertEquals(List.of(), room.givenBack);
+        }
+    }
+
+    @Test
+    void anEntryRoomDidNotComeForIsNotReadAndGoesOutFirstNextTime() throws Exception {
+        try (Spool spool = Spool.open(dir)) {
+            spool.append(request("/first", 100)).get(10, TimeUnit.SECONDS);
+            spool.append(request("/second", 100)).get(10, TimeUnit.SECONDS);
+            CountingRoom room = new CountingRoom();
+            room.refusing = true;
+            assertEquals(Optional.empty(), next(spool, room));
+            assertEquals(0, spool.outForDelivery(), "not out for delivery: it waits in the spool");
+            room.refusing = false;
+            assertEquals("/first", next(spool, room).orElseThrow().request().target());
+            assertEquals("/second", next(spool, room).orElseThrow().request().target());
+        }
+    }
+
+    @Test
+    void roomTakenForADamagedEntryIsGivenBack() throws Exception {
+        try (Spool spool = Spool.open(dir)) {
+            spool.append(request("/damaged", 300)).get(10, TimeUnit.SECONDS);
+            spool.append(request("/whole", 300)).get(10, TimeUnit.SECONDS);
+            List<Path> segments = SegmentScan.segmentsIn(dir);
+            Path segment = segments.get(segments.size() - 1);
+            EntryLocation damaged = SegmentScan.of(segment).entries().get(0);
+            flipByte(segment, damaged.offset() + damaged.size() - 3);
+
+            CountingRoom room = new CountingRoom();
+            assertEquals("/whole", next(spool, room).orElseThrow().request().target());
+            assertEquals(1, spool.corrupted());
+            assertEquals(2, room.taken.size(), room.taken.toString());
+            assertEquals(List.of(room.taken.get(0)), room.givenBack,
+                    "the damaged entry's room comes back; the whole one's is the caller's");
+        }
+    }
+
+    private static void flipByte(Path file, long at) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            channel.read(one, at);
+            channel.write(ByteBuffer.wrap(new byte[] {(byte) (one.get(0) ^ 0x40)}), at);
+        }
+    }
+}
