@@ -57,14 +57,22 @@ class SpoolReadRoomTest {
                 1_700_000_000_000L, body);
     }
 
+    /** A spool holding an entry of {@code bytes} for each target, in order. */
+    private Spool spoolHolding(int bytes, String... targets) throws Exception {
+        Spool spool = Spool.open(dir);
+        for (String target : targets) {
+            spool.append(request(target, bytes)).get(10, TimeUnit.SECONDS);
+        }
+        return spool;
+    }
+
     private static Optional<SpoolEntry> next(Spool spool, ReadRoom room) throws Exception {
         return spool.next(SHORT, seq -> { }, room);
     }
 
     @Test
     void roomIsTakenForTheStoredSizeWhichHoldsTheBody() throws Exception {
-        try (Spool spool = Spool.open(dir)) {
-            spool.append(request("/small", 100)).get(10, TimeUnit.SECONDS);
+        try (Spool spool = spoolHolding(100, "/small")) {
             spool.append(request("/large", 50_000)).get(10, TimeUnit.SECONDS);
             CountingRoom room = new CountingRoom();
             SpoolEntry small = next(spool, room).orElseThrow();
@@ -81,9 +89,7 @@ class SpoolReadRoomTest {
 
     @Test
     void anEntryRoomDidNotComeForIsNotReadAndGoesOutFirstNextTime() throws Exception {
-        try (Spool spool = Spool.open(dir)) {
-            spool.append(request("/first", 100)).get(10, TimeUnit.SECONDS);
-            spool.append(request("/second", 100)).get(10, TimeUnit.SECONDS);
+        try (Spool spool = spoolHolding(100, "/first", "/second")) {
             CountingRoom room = new CountingRoom();
             room.refusing = true;
             assertEquals(Optional.empty(), next(spool, room));
@@ -96,9 +102,7 @@ class SpoolReadRoomTest {
 
     @Test
     void roomTakenForADamagedEntryIsGivenBack() throws Exception {
-        try (Spool spool = Spool.open(dir)) {
-            spool.append(request("/damaged", 300)).get(10, TimeUnit.SECONDS);
-            spool.append(request("/whole", 300)).get(10, TimeUnit.SECONDS);
+        try (Spool spool = spoolHolding(300, "/damaged", "/whole")) {
             List<Path> segments = SegmentScan.segmentsIn(dir);
             Path segment = segments.get(segments.size() - 1);
             EntryLocation damaged = SegmentScan.of(segment).entries().get(0);
