@@ -108,6 +108,29 @@ class SpoolDeliveryTest {
     }
 
     @Test
+    void everyWaitingTakerWakesWhenACommitBringsAnEntryForEach() throws Exception {
+        try (Spool spool = Spool.open(dir)) {
+            List<CompletableFuture<Optional<SpoolEntry>>> takers = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                takers.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return spool.next(Duration.ofSeconds(60));
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, runnable -> new Thread(runnable).start()));
+            }
+            // A commit wakes one taker, and each taker wakes the next while entries are left: none may sleep on.
+            appendAll(spool, 4, "/w");
+            Set<String> targets = new HashSet<>();
+            for (CompletableFuture<Optional<SpoolEntry>> taker : takers) {
+                targets.add(taker.get(20, TimeUnit.SECONDS).orElseThrow().request().target());
+            }
+            assertEquals(Set.of("/w0", "/w1", "/w2", "/w3"), targets);
+        }
+    }
+
+    @Test
     void doneEntriesLeaveTheSpoolForGood() throws Exception {
         try (Spool spool = Spool.open(dir)) {
             appendAll(spool, 3, "/d");
