@@ -114,18 +114,22 @@ final class SpoolLedger {
                 continue;
             }
             Handout handout = next.handout();
-            if (!room.take(handout.size())) {
-                release(handout.seq());
-                return Optional.empty();
-            }
+            boolean roomTaken = false;
             try {
+                roomTaken = room.take(handout.size());
+                if (!roomTaken) {
+                    release(handout.seq());
+                    return Optional.empty();
+                }
                 Optional<SpoolEntry> entry = readOrSetAside(handout);
                 if (entry.isPresent()) {
                     return entry;
                 }
                 room.giveBack(handout.size());
-            } catch (IOException e) {
-                room.giveBack(handout.size());
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                if (roomTaken) {
+                    room.giveBack(handout.size()); // the read failed: its room comes back, the entry goes again
+                }
                 release(handout.seq());
                 throw e;
             }

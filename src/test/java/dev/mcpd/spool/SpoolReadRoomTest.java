@@ -1,6 +1,7 @@
 package dev.mcpd.spool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -97,6 +98,26 @@ class SpoolReadRoomTest {
             room.refusing = false;
             assertEquals("/first", next(spool, room).orElseThrow().request().target());
             assertEquals("/second", next(spool, room).orElseThrow().request().target());
+        }
+    }
+
+    @Test
+    void aTakerStoppedWhileWaitingForRoomLeavesTheEntryInTheSpool() throws Exception {
+        try (Spool spool = spoolHolding(100, "/first")) {
+            ReadRoom stopped = new ReadRoom() {
+                @Override
+                public boolean take(long bytes) throws InterruptedException {
+                    throw new InterruptedException("stopping");
+                }
+
+                @Override
+                public void giveBack(long bytes) {
+                    throw new AssertionError("no room was taken");
+                }
+            };
+            assertThrows(InterruptedException.class, () -> next(spool, stopped));
+            assertEquals(0, spool.outForDelivery(), "not left out for delivery by a taker that is gone");
+            assertEquals("/first", spool.next(SHORT).orElseThrow().request().target());
         }
     }
 
