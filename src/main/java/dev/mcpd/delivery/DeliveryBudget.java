@@ -5,10 +5,8 @@ import java.time.Duration;
 /**
  * How many body bytes the entries out for delivery may hold in memory at once. A window of 256 requests in flight to
  * each upstream would otherwise let 16 MiB entries hold gigabytes; with the budget, a delivery lane waits for room
- * before it reads the next entry (it reserves the entry's stored size, known before the read, then gives back what
- * the body does not need), and an entry's bytes come back when its exchange completes. A lane that reserved the
- * largest body it could read, while it waited for an entry, kept the others waiting on the budget: at 16 MiB of a
- * 32 MiB budget, two lanes of four delivered and every give woke the rest.
+ * before it reads the next entry (it reserves one largest body, then gives back what the entry it read does not
+ * need), and an entry's bytes come back when its exchange completes.
  *
  * <p>The budget is a sixteenth of the maximum heap ({@link #HEAP_SHARE}: 32 MiB of a 512 MiB heap, some 30 000 entries of
  * 1 KiB, far more than any link's window needs) and never less than one body of {@code --max-body-bytes}, so the largest

@@ -57,6 +57,7 @@ final class SpoolConsumer extends DefaultConsumer {
     private final int workers;
     private final DeliveryWorkers busy;
     private final DeliveryBudget budget;
+    private final long maxBodyBytes;
     private final UpstreamBoard board;
     private final ShipmentPacker packer;
     /** What delivery remembers of each entry out and not finished. */
@@ -77,6 +78,7 @@ final class SpoolConsumer extends DefaultConsumer {
         this.workers = workers;
         this.busy = lanes.workers();
         this.budget = lanes.budget();
+        this.maxBodyBytes = lanes.maxBodyBytes();
         this.board = lanes.board();
         this.packer = lanes.packer();
         this.records = lanes.records();
@@ -126,25 +128,23 @@ final class SpoolConsumer extends DefaultConsumer {
     }
 
     /**
-     * The oldest entry not out, within the delivery budget: room for the entry's stored size is taken before it is
-     * read, so reading it never passes the budget, and what its body does not need is given back. Room is taken per
-     * entry, not for the largest body a lane could read while it waits for one: lanes waiting for entries hold none.
+     * The oldest entry not out, within the delivery budget: room for the largest entry is taken first, so reading it
+     * never passes the budget, and what the entry does not need is given back. The room comes before the hand-out, not
+     * after it (sized by the entry, as the spool's ReadRoom allows): an entry handed out and then given back for want of
+     * room would let a newer entry of its ordered stream go first.
      */
     private Optional<SpoolEntry> take(int lane, Duration maxWait) throws InterruptedException, IOException {
-        long[] reserved = {0};
-        Optional<SpoolEntry> entry = spool.next(maxWait, seq -> streams.handingOut(lane, seq), new ReadRoom() {
-            @Override
-            public boolean take(long bytes) throws InterruptedException {
-                reserved[0] = bytes;
-                return budget.take(bytes, maxWait);
-            }
-
-            @Override
-            public void giveBack(long bytes) {
-                budget.give(bytes);
-            }
-        });
-        entry.ifPresent(e -> budget.give(reserved[0] - e.request().body().length));
+        if (!budget.take(maxBodyBytes, maxWait)) {
+            return Optional.empty();
+        }
+        Optional<SpoolEntry> entry;
+        try {
+            entry = spool.next(maxWait, seq -> streams.handingOut(lane, seq), ReadRoom.UNBOUNDED);
+        } catch (IOException | RuntimeException e) {
+            budget.give(maxBodyBytes);
+            throw e;
+        }
+        budget.give(maxBodyBytes - entry.map(e -> (long) e.request().body().length).orElse(0L));
         return entry;
     }
 
