@@ -23,14 +23,13 @@ public final class SpoolComponent extends DefaultComponent {
      *
      * @param workers      counts the busy ones; its total is what the endpoint's {@code workers} option must be
      * @param budget       the body bytes entries out for delivery may hold at once
-     * @param maxBodyBytes the largest entry there can be ({@code --max-body-bytes})
      * @param board        the upstreams: whether the first ready one takes batches
      * @param packer       how entries are packed into batches
      * @param records      what delivery remembers of each entry out, forgotten when it leaves the spool
      * @param streams      what waits for its ordered stream's turn
      * @param expiry       {@code --spool-max-age}: an entry that waited for an upstream past it goes to dead/
      */
-    public record Lanes(DeliveryWorkers workers, DeliveryBudget budget, long maxBodyBytes, UpstreamBoard board,
+    public record Lanes(DeliveryWorkers workers, DeliveryBudget budget, UpstreamBoard board,
                         ShipmentPacker packer, EntryRecords records, OrderedStreams streams, SpoolExpiry expiry) {
     }
 

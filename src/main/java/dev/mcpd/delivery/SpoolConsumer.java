@@ -1,7 +1,6 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.config.InternalTuning;
-import dev.mcpd.spool.ReadRoom;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.upstream.Upstream;
@@ -57,7 +56,6 @@ final class SpoolConsumer extends DefaultConsumer {
     private final int workers;
     private final DeliveryWorkers busy;
     private final DeliveryBudget budget;
-    private final long maxBodyBytes;
     private final UpstreamBoard board;
     private final ShipmentPacker packer;
     /** What delivery remembers of each entry out and not finished. */
@@ -78,7 +76,6 @@ final class SpoolConsumer extends DefaultConsumer {
         this.workers = workers;
         this.busy = lanes.workers();
         this.budget = lanes.budget();
-        this.maxBodyBytes = lanes.maxBodyBytes();
         this.board = lanes.board();
         this.packer = lanes.packer();
         this.records = lanes.records();
@@ -128,23 +125,14 @@ final class SpoolConsumer extends DefaultConsumer {
     }
 
     /**
-     * The oldest entry not out, within the delivery budget: room for the largest entry is taken first, so reading it
-     * never passes the budget, and what the entry does not need is given back. The room comes before the hand-out, not
-     * after it (sized by the entry, as the spool's ReadRoom allows): an entry handed out and then given back for want of
-     * room would let a newer entry of its ordered stream go first.
+     * The oldest entry not out, within the delivery budget: room for the entry's stored size is taken as the spool
+     * hands it out, so reading it never passes the budget, and what its body does not need is given back. A lane
+     * waiting for an entry holds no room; when there is none for the oldest entry, it stays the oldest until there is.
      */
     private Optional<SpoolEntry> take(int lane, Duration maxWait) throws InterruptedException, IOException {
-        if (!budget.take(maxBodyBytes, maxWait)) {
-            return Optional.empty();
-        }
-        Optional<SpoolEntry> entry;
-        try {
-            entry = spool.next(maxWait, seq -> streams.handingOut(lane, seq), ReadRoom.UNBOUNDED);
-        } catch (IOException | RuntimeException e) {
-            budget.give(maxBodyBytes);
-            throw e;
-        }
-        budget.give(maxBodyBytes - entry.map(e -> (long) e.request().body().length).orElse(0L));
+        EntryRoom room = new EntryRoom(budget);
+        Optional<SpoolEntry> entry = spool.next(maxWait, seq -> streams.handingOut(lane, seq), room);
+        entry.ifPresent(room::keepBody);
         return entry;
     }
 

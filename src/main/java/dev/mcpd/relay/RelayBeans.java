@@ -148,7 +148,7 @@ public final class RelayBeans implements AutoCloseable {
         OrderedStreams streams = new OrderedStreams(config.streams(), config.delivery().batchMaxEntries(),
                 config.delivery().batchMaxBytes());
         bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
-                DeliveryBudget.forHeap(config.listener().maxBodyBytes()), config.listener().maxBodyBytes(), board,
+                DeliveryBudget.forHeap(config.listener().maxBodyBytes()), board,
                 new ShipmentPacker(config.delivery().batchMaxEntries(), config.delivery().batchMaxBytes(),
                         config.relay().upstreamKey().isPresent()),
                 records, streams, expiry), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));

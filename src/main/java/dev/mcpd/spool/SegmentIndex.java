@@ -191,10 +191,19 @@ final class SegmentIndex implements Closeable {
 
     /** The next entry not yet handed out, advancing the cursor; -1 when there is none. */
     int handOut() {
+        int next = nextWaiting();
+        if (next >= 0) {
+            cursor++;
+        }
+        return next;
+    }
+
+    /** The entry {@link #handOut} would hand out, left waiting; -1 when every entry was handed out (or is done). */
+    int nextWaiting() {
         while (cursor < count && done.get(cursor)) {
             cursor++;
         }
-        return cursor < count ? cursor++ : -1;
+        return cursor < count ? cursor : -1;
     }
 
     /**
@@ -202,21 +211,13 @@ final class SegmentIndex implements Closeable {
      * when there is none or it is younger.
      */
     int handOutIfReceivedBefore(long cutoffMillis) {
-        while (cursor < count && done.get(cursor)) {
-            cursor++;
-        }
-        return cursor < count && receivedAt[cursor] < cutoffMillis ? cursor++ : -1;
+        int next = nextWaiting();
+        return next >= 0 && receivedAt[next] < cutoffMillis ? handOut() : -1;
     }
 
     /** Every entry was handed out (or is done). */
     boolean allHandedOut() {
-        if (summary != null) {
-            return false;
-        }
-        while (cursor < count && done.get(cursor)) {
-            cursor++;
-        }
-        return cursor >= count;
+        return summary == null && nextWaiting() < 0;
     }
 
     long receivedAt(int index) {

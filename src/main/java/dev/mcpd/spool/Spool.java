@@ -230,8 +230,9 @@ public final class Spool implements Closeable {
     /**
      * As {@link #next(Duration)}; {@code handingOut} is told the sequence number of each entry as it is handed out,
      * in the order entries are handed out (under the spool's lock: it must be quick) — before the entry is read, so
-     * that callers taking entries side by side can tell which of them holds the older one. The entry is read once
-     * {@code room} took room for its stored size; when none came, it goes out again and the result is empty.
+     * that callers taking entries side by side can tell which of them holds the older one. An entry is handed out only
+     * with room taken for its stored size from {@code room}, in the same step; while there is none, the oldest entry
+     * stays waiting, and the result is empty if no room came within {@code maxWait}.
      */
     public Optional<SpoolEntry> next(Duration maxWait, LongConsumer handingOut, ReadRoom room)
             throws InterruptedException, IOException {

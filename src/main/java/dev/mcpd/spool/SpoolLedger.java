@@ -37,18 +37,6 @@ final class SpoolLedger {
     private final PriorityQueue<Handout> released = new PriorityQueue<>(Comparator.comparingLong(Handout::seq));
     private volatile boolean closed;
 
-    /** An entry out for delivery: which segment, which index in it, and its stored size. */
-    private record Handout(SegmentIndex segment, int index, long seq, int size) {
-
-        Handout(SegmentIndex segment, int index) {
-            this(segment, index, segment.seq(index), segment.size(index));
-        }
-    }
-
-    /** The next thing {@link #handOut} found: an entry, or a segment that must be read first. */
-    private record Next(Handout handout, SegmentIndex toLoad) {
-    }
-
     SpoolLedger(Path dir, SpoolCounts counts, DrainBarrier barrier, SpoolRecovery.Recovered recovered) {
         this.dir = dir;
         this.counts = counts;
@@ -84,23 +72,24 @@ final class SpoolLedger {
 
     /**
      * As {@link #next(Duration)}; {@code handingOut} is told each sequence number as it is handed out, under the lock,
-     * and the entry is read once {@code room} took room for it.
+     * and {@code room} is taken for the entry in the same step. When there is no room for the oldest waiting entry,
+     * nothing is handed out: the caller waits for room outside the lock, and then for the oldest entry again.
      */
     Optional<SpoolEntry> next(Duration maxWait, LongConsumer handingOut, ReadRoom room)
             throws InterruptedException, IOException {
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (true) {
-            Next next;
+            LedgerNext next;
             lock.lock();
             try {
-                next = handOut();
+                next = handOut(room);
                 while (next == null) {
                     long left = deadline - System.nanoTime();
                     if (closed || left <= 0) {
                         return Optional.empty();
                     }
                     entryAdded.awaitNanos(left);
-                    next = handOut();
+                    next = handOut(room);
                 }
                 if (next.handout() != null) {
                     handedOut.put(next.handout().seq(), next.handout());
@@ -113,23 +102,21 @@ final class SpoolLedger {
                 load(next.toLoad());
                 continue;
             }
-            Handout handout = next.handout();
-            boolean roomTaken = false;
-            try {
-                roomTaken = room.take(handout.size());
-                if (!roomTaken) {
-                    release(handout.seq());
+            if (next.handout() == null) {
+                if (closed || !room.awaitRoom(next.noRoomFor(), deadline)) {
                     return Optional.empty();
                 }
+                continue;
+            }
+            Handout handout = next.handout();
+            try {
                 Optional<SpoolEntry> entry = readOrSetAside(handout);
                 if (entry.isPresent()) {
                     return entry;
                 }
                 room.giveBack(handout.size());
-            } catch (IOException | InterruptedException | RuntimeException e) {
-                if (roomTaken) {
-                    room.giveBack(handout.size()); // the read failed: its room comes back, the entry goes again
-                }
+            } catch (IOException | RuntimeException e) {
+                room.giveBack(handout.size()); // the read failed: its room comes back, the entry goes again
                 release(handout.seq());
                 throw e;
             }
@@ -192,18 +179,25 @@ final class SpoolLedger {
         return taken;
     }
 
-    private Next handOut() {
-        Handout again = released.poll();
+    /** The oldest entry waiting, handed out if {@code room} has room for it; null when none waits. */
+    private LedgerNext handOut(ReadRoom room) {
+        Handout again = released.peek();
         if (again != null) {
-            return new Next(again, null);
+            if (!room.tryTake(again.size())) {
+                return LedgerNext.noRoom(again.size());
+            }
+            return LedgerNext.entry(released.poll());
         }
         for (SegmentIndex segment : segments.oldestFirst()) {
             if (!segment.loaded()) {
-                return new Next(null, segment);
+                return LedgerNext.load(segment);
             }
-            int index = segment.handOut();
+            int index = segment.nextWaiting();
             if (index >= 0) {
-                return new Next(new Handout(segment, index), null);
+                if (!room.tryTake(segment.size(index))) {
+                    return LedgerNext.noRoom(segment.size(index));
+                }
+                return LedgerNext.entry(new Handout(segment, segment.handOut()));
             }
         }
         return null;

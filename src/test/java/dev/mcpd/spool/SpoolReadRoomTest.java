@@ -14,13 +14,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Room for an entry is taken for its stored size before it is read: a caller bounding the bodies it holds reads an
- * entry only once room for it came, and gets back the room of an entry it was not handed after all.
+ * Room for an entry is taken for its stored size as it is handed out: a caller bounding the bodies it holds is handed
+ * an entry only with room for it, the oldest entry stays the oldest while there is none, and the room of an entry it
+ * was not handed after all comes back.
  */
 class SpoolReadRoomTest {
 
@@ -29,19 +32,26 @@ class SpoolReadRoomTest {
     @TempDir
     Path dir;
 
-    /** Takes room while {@code refusing} is false, and remembers what it was asked for and given back. */
+    /** Takes room while {@code refusing} is false, and remembers what it was asked for, waited for and given back. */
     private static final class CountingRoom implements ReadRoom {
         final List<Long> taken = new ArrayList<>();
+        final List<Long> awaited = new ArrayList<>();
         final List<Long> givenBack = new ArrayList<>();
         boolean refusing;
 
         @Override
-        public boolean take(long bytes) {
+        public boolean tryTake(long bytes) {
             if (refusing) {
                 return false;
             }
             taken.add(bytes);
             return true;
+        }
+
+        @Override
+        public boolean awaitRoom(long bytes, long deadlineNanos) {
+            awaited.add(bytes);
+            return !refusing;
         }
 
         @Override
@@ -89,15 +99,55 @@ class SpoolReadRoomTest {
     }
 
     @Test
-    void anEntryRoomDidNotComeForIsNotReadAndGoesOutFirstNextTime() throws Exception {
+    void anEntryThereIsNoRoomForIsNotHandedOut() throws Exception {
         try (Spool spool = spoolHolding(100, "/first", "/second")) {
             CountingRoom room = new CountingRoom();
             room.refusing = true;
-            assertEquals(Optional.empty(), next(spool, room));
+            List<Long> handedOut = new ArrayList<>();
+            assertEquals(Optional.empty(), spool.next(SHORT, handedOut::add, room));
+            assertEquals(List.of(), handedOut, "not handed out, not even for a moment");
             assertEquals(0, spool.outForDelivery(), "not out for delivery: it waits in the spool");
+            assertEquals(1, room.awaited.size(), "the taker waited for room for it: " + room.awaited);
+            assertTrue(room.awaited.get(0) >= 100, room.awaited.toString());
             room.refusing = false;
             assertEquals("/first", next(spool, room).orElseThrow().request().target());
             assertEquals("/second", next(spool, room).orElseThrow().request().target());
+        }
+    }
+
+    @Test
+    void noTakerPassesTheOldestEntryWhileAnotherWaitsForRoomForIt() throws Exception {
+        try (Spool spool = spoolHolding(100, "/first", "/second")) {
+            CountDownLatch waiting = new CountDownLatch(1);
+            CountDownLatch roomCame = new CountDownLatch(1);
+            ReadRoom scarce = new ReadRoom() {
+                @Override
+                public boolean tryTake(long bytes) {
+                    return roomCame.getCount() == 0;
+                }
+
+                @Override
+                public boolean awaitRoom(long bytes, long deadlineNanos) throws InterruptedException {
+                    waiting.countDown();
+                    return roomCame.await(30, TimeUnit.SECONDS);
+                }
+
+                @Override
+                public void giveBack(long bytes) {
+                }
+            };
+            CompletableFuture<Optional<SpoolEntry>> waiter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return spool.next(Duration.ofSeconds(30), seq -> { }, scarce);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertTrue(waiting.await(30, TimeUnit.SECONDS));
+            assertEquals("/first", next(spool, ReadRoom.UNBOUNDED).orElseThrow().request().target(),
+                    "the oldest entry was left waiting, not given back behind a newer one");
+            roomCame.countDown();
+            assertEquals("/second", waiter.get(30, TimeUnit.SECONDS).orElseThrow().request().target());
         }
     }
 
@@ -106,7 +156,12 @@ class SpoolReadRoomTest {
         try (Spool spool = spoolHolding(100, "/first")) {
             ReadRoom stopped = new ReadRoom() {
                 @Override
-                public boolean take(long bytes) throws InterruptedException {
+                public boolean tryTake(long bytes) {
+                    return false;
+                }
+
+                @Override
+                public boolean awaitRoom(long bytes, long deadlineNanos) throws InterruptedException {
                     throw new InterruptedException("stopping");
                 }
 
