@@ -2,11 +2,7 @@ package dev.mcpd.cli;
 
 import java.io.PrintWriter;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code mcpd config}: print the effective configuration, one line per section, and exit. It describes
@@ -14,17 +10,11 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "config", mixinStandardHelpOptions = true, versionProvider = Mcpd.Version.class,
         description = "Print the effective configuration, one line per section, and exit.")
-public final class ConfigCommand implements Callable<Integer> {
-    @ParentCommand
-    private Mcpd mcpd;
-
-    @Spec
-    private CommandSpec spec;
-
+public final class ConfigCommand extends ConfiguredCommand {
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        mcpd.config(spec, Optional.empty()).describe().forEach(out::println);
+        PrintWriter out = spec().commandLine().getOut();
+        config(Optional.empty()).describe().forEach(out::println);
         out.flush();
         return Mcpd.EXIT_OK;
     }
