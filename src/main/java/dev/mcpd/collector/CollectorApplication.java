@@ -1,6 +1,7 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.config.ConfigException;
+import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.RoleHost;
 import org.apache.camel.main.Main;
@@ -18,10 +19,12 @@ public final class CollectorApplication implements AutoCloseable {
 
     private final Main main;
     private final JdbcStore store;
+    private final ListenAddress address;
 
-    private CollectorApplication(Main main, JdbcStore store) {
+    private CollectorApplication(Main main, JdbcStore store, ListenAddress address) {
         this.main = main;
         this.store = store;
+        this.address = address;
     }
 
     /** Runs the collector in the foreground until it is stopped; returns the process exit status. */
@@ -61,9 +64,14 @@ public final class CollectorApplication implements AutoCloseable {
         beans.bindTo(server::bind);
         Main main = server.start();
         beans.startSource();
-        LOG.info("collector listening on {}, archiving in {}", config.listener().address(),
+        LOG.info("collector listening on {}, archiving in {}", server.address(),
                 beans.store().location().describe());
-        return new CollectorApplication(main, beans.store());
+        return new CollectorApplication(main, beans.store(), server.address());
+    }
+
+    /** Where it listens: with the port the kernel chose, when the configuration said port 0. */
+    public ListenAddress address() {
+        return address;
     }
 
     public JdbcStore store() {

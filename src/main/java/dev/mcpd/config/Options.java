@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
 public final class Options {
 
     public static final Option<ListenAddress> LISTEN = Option.of("--listen", "HOST:PORT",
-            "ingest, probes and metrics address", "0.0.0.0:4317", ListenAddress::parse,
+            "ingest, probes and metrics address; port 0 lets the kernel choose a free one, which the start-up line names",
+            "0.0.0.0:4317", ListenAddress::parse,
             Role.RELAY, Role.SERVE);
     public static final Option<String> DATA = Option.of("--data", "PATH",
             "the collector's store, a file (embedded SQLite) or postgres://…; the relay keeps no store, and its spool"

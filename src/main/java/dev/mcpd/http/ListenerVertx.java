@@ -20,6 +20,7 @@ import io.vertx.core.impl.VertxWrapper;
 import io.vertx.core.net.SSLOptions;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.core.net.TrafficShapingOptions;
+import io.vertx.core.net.impl.SocketAddressImpl;
 import io.vertx.core.streams.ReadStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,6 +69,8 @@ final class ListenerVertx extends VertxWrapper {
     private final BooleanSupplier routesUp;
     /** HTTP/2 answers not taken: a connection holding one longer than an idle one is kept is closed. */
     private final UnreadAnswers unreadAnswers;
+    /** The port the listener bound: the configured one, or the one the kernel chose for port 0. */
+    private volatile int boundPort;
 
     private ListenerVertx(VertxInternal delegate, Duration idleTimeout, FrontDoor.RefusalLog refusals,
                           Optional<ListenerTls> tls, BooleanSupplier routesUp) {
@@ -103,6 +106,11 @@ final class ListenerVertx extends VertxWrapper {
 
     Duration idleTimeout() {
         return idleTimeout;
+    }
+
+    /** The port the listener bound; 0 until it has. */
+    int boundPort() {
+        return boundPort;
     }
 
     @Override
@@ -248,9 +256,15 @@ final class ListenerVertx extends VertxWrapper {
         }
 
         @Override
-        public Future<HttpServer> listen(SocketAddress address) {
+        public Future<HttpServer> listen(SocketAddress requested) {
+            // Port 0 is not shared between servers in Vert.x: each would bind a port of its own, and one on the
+            // first's port fails. A negative port is Vert.x's "a random port, shared by the servers that ask for it"
+            // (what HttpServerOptions.setPort(-1) gives; SocketAddress.inetSocketAddress refuses it).
+            SocketAddress address = requested.port() == 0 ? new SocketAddressImpl(-1, requested.host()) : requested;
             return server.listen(address).compose(first -> {
-                SocketAddress bound = SocketAddress.inetSocketAddress(first.actualPort(), address.host());
+                SocketAddress bound = address.port() < 0 ? address
+                        : SocketAddress.inetSocketAddress(first.actualPort(), address.host());
+                boundPort = first.actualPort();
                 List<Future<HttpServer>> listening = new ArrayList<>();
                 for (int i = 1; i < LISTENING_LOOPS; i++) {
                     listening.add(listenMore(bound));

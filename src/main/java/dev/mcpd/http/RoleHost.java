@@ -1,6 +1,7 @@
 package dev.mcpd.http;
 
 import dev.mcpd.config.InternalTuning;
+import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.logs.RootCause;
 import dev.mcpd.tls.TlsReload;
@@ -190,7 +191,7 @@ public final class RoleHost {
         }
         try {
             main.start();
-            ListenerCheck.ensureListening(config.listener().address());
+            ListenerCheck.ensureListening(address());
         } catch (Exception e) {
             main.stop();
             closeResources();
@@ -199,6 +200,15 @@ public final class RoleHost {
                     + RootCause.lines(e, 2), e);
         }
         return main;
+    }
+
+    /**
+     * The address the port listens on once started: the configured one, with the port the kernel chose when the
+     * configuration said port 0 (tests start servers side by side that way, with no race for a free port).
+     */
+    public ListenAddress address() {
+        ListenAddress configured = config.listener().address();
+        return configured.port() != 0 ? configured : new ListenAddress(configured.host(), vertx.boundPort());
     }
 
     /** Runs a started server in the foreground until SIGTERM or SIGINT; returns the process exit status. */

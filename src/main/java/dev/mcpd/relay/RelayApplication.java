@@ -2,6 +2,7 @@ package dev.mcpd.relay;
 
 import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.InternalTuning;
+import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.RoleHost;
 import dev.mcpd.spool.DeadLetters;
@@ -29,8 +30,11 @@ public final class RelayApplication implements AutoCloseable {
     private final Spool spool;
     private final UpstreamBoard board;
     private final DeadLetters deadLetters;
+    private final ListenAddress address;
 
-    private RelayApplication(Main main, Spool spool, UpstreamBoard board, DeadLetters deadLetters) {
+    private RelayApplication(Main main, Spool spool, UpstreamBoard board, DeadLetters deadLetters,
+                             ListenAddress address) {
+        this.address = address;
         this.main = main;
         this.spool = spool;
         this.board = board;
@@ -121,16 +125,21 @@ public final class RelayApplication implements AutoCloseable {
         beans.bindTo(server::bind);
         beans.properties().forEach(server::property);
         Main main = server.start();
-        LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", config.listener().address(),
+        LOG.info("relay listening on {}, spooling in {}, {} upstream(s)", server.address(),
                 config.relay().relaySpoolDir(),
                 config.relay().upstreams().size());
-        return new RelayApplication(main, beans.spool(), beans.board(), beans.deadLetters());
+        return new RelayApplication(main, beans.spool(), beans.board(), beans.deadLetters(), server.address());
     }
 
     /** Stops the relay: routes first (in-flight requests finish), then the spool. */
     @Override
     public void close() {
         main.stop();
+    }
+
+    /** Where it listens: with the port the kernel chose, when the configuration said port 0. */
+    public ListenAddress address() {
+        return address;
     }
 
     public Spool spool() {

@@ -105,8 +105,8 @@ class SpoolListCommandTest {
             Map<String, String> environment = new HashMap<>(Map.of("MCPD_UPSTREAMS", down.url().toString(),
                     "MCPD_WORKERS", "3"));
             McpdConfig config = TestConfig.on(data(), Map.of(), environment);
-            String listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
+                String listen = relay.address().toString();
                 ingest(listen, "/v1/ingest?n=1", "{\"n\":1}");
                 ingest(listen, "/v1/ingest?n=2", "{\"n\":22}");
                 ingest(listen, "/v1/ingest?n=3", "{\"n\":333}");
@@ -180,8 +180,8 @@ class SpoolListCommandTest {
         String listen;
         try (TestUpstream down = TestUpstream.refusing()) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", down.url().toString()));
-            listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
+                listen = relay.address().toString();
                 ingest(listen, "/v1/ingest?n=1", "{}");
                 ingest(listen, "/v1/ingest?n=2", "{}");
                 await().atMost(PATIENCE).until(() -> relaySpool(listen).get("entries").size() >= 1);
@@ -209,8 +209,8 @@ class SpoolListCommandTest {
         try (TestUpstream down = TestUpstream.refusing()) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", down.url().toString(),
                     "MCPD_INGEST_KEY", "s3cret-key"));
-            String listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
+                String listen = relay.address().toString();
                 HttpResponse<String> accepted = HTTP.send(HttpRequest.newBuilder(URI.create("http://" + listen
                         + "/v1/ingest")).header("x-mcpd-key", "s3cret-key").POST(HttpRequest.BodyPublishers
                         .ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
@@ -310,8 +310,8 @@ class SpoolListCommandTest {
                 .withHeader("Retry-After", "600"))) {
             McpdConfig config = TestConfig.on(data(), Map.of(), Map.of("MCPD_UPSTREAMS", busy.url().toString(),
                     "MCPD_WORKERS", "1"));
-            String listen = config.listener().address().toString();
             try (RelayApplication relay = RelayApplication.start(config, TUNING)) {
+                String listen = relay.address().toString();
                 ingest(listen, "/v1/ingest?tenant=eu", "{\"event\":\"checkout\",\"n\":1}");
                 await().atMost(PATIENCE).until(() -> relaySpool(listen).get("entries").size() == 1);
                 ingest(listen, "/v1/ingest?tenant=us", "{\"event\":\"checkout\",\"n\":2}");

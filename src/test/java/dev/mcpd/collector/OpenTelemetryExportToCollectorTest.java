@@ -15,7 +15,6 @@ import dev.mcpd.config.McpdConfig;
 import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.OtlpTelemetry.Sender;
-import dev.mcpd.testing.Ports;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.io.IOException;
@@ -54,11 +53,11 @@ class OpenTelemetryExportToCollectorTest {
     }
 
     private Relay relayInFrontOf(RunningCollector collector) {
-        int port = Ports.free();
-        return new Relay(RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
-                "MCPD_LISTEN", "127.0.0.1:" + port,
+        RelayApplication relay = RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
+                "MCPD_LISTEN", "127.0.0.1:0",
                 "MCPD_DATA", dir.resolve("relay").resolve("mcpd.db").toString(),
-                "MCPD_UPSTREAMS", collector.baseUrl()))), port);
+                "MCPD_UPSTREAMS", collector.baseUrl())));
+        return new Relay(relay, relay.address().port());
     }
 
     /** Exports the spans once to the endpoint with the sender and compression ("none" or "gzip"): it must succeed. */

@@ -19,7 +19,6 @@ import dev.mcpd.relay.RelayApplication;
 import dev.mcpd.testing.GrpcClient;
 import dev.mcpd.testing.OtlpTelemetry;
 import dev.mcpd.testing.OtlpTelemetry.Grpc;
-import dev.mcpd.testing.Ports;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -136,11 +135,11 @@ class OtlpGrpcToCollectorTest {
         String name = "relayed-grpc-" + UUID.randomUUID();
         var spans = TELEMETRY.spans(name);
         try (RunningCollector collector = RunningCollector.start(dir.resolve("collector"))) {
-            int relayPort = Ports.free();
             try (RelayApplication relay = RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
-                    "MCPD_LISTEN", "127.0.0.1:" + relayPort,
+                    "MCPD_LISTEN", "127.0.0.1:0",
                     "MCPD_DATA", dir.resolve("relay").resolve("mcpd.db").toString(),
                     "MCPD_UPSTREAMS", collector.baseUrl())))) {
+                int relayPort = relay.address().port();
                 assertSucceeded(() -> Grpc.exportSpans(endpoint(relayPort), "gzip", Map.of(), spans, 15));
                 assertSucceeded(() -> Grpc.exportSpans(endpoint(relayPort), "gzip", Map.of(), spans, 15));
                 assertSucceeded(() -> Grpc.exportLogs(endpoint(relayPort), "none", Map.of(),

@@ -41,11 +41,11 @@ public final class RunningCollector implements AutoCloseable {
 
     /** {@code http://127.0.0.1:PORT}: what a relay names as its upstream. */
     public String baseUrl() {
-        return "http://127.0.0.1:" + config.listener().address().port();
+        return "http://127.0.0.1:" + application.address().port();
     }
 
     public int port() {
-        return config.listener().address().port();
+        return application.address().port();
     }
 
     /** The SQLite file the collector archives in. */

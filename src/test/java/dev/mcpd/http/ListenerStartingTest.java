@@ -1,18 +1,22 @@
 package dev.mcpd.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
 import dev.mcpd.testing.CapturedLog;
-import dev.mcpd.testing.Ports;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -40,9 +44,8 @@ class ListenerStartingTest {
         try (CapturedLog log = new CapturedLog()) {
             HttpServer server = vertx.createHttpServer().requestHandler(request -> request.response()
                     .end("routed\n"));
-            // A port of its own, as --listen gives one: the listener's extra event loops share it by its number.
-            int port = Ports.free();
-            server.listen(port, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            int port = vertx.boundPort();
 
             HttpResponse<String> alive = send(port, "GET", "/healthz");
             assertEquals(200, alive.statusCode());
@@ -58,6 +61,34 @@ class ListenerStartingTest {
             routesUp.set(true);
             assertEquals("routed\n", send(port, "GET", "/healthz").body(), "the routes answer once they are up");
             assertEquals("routed\n", send(port, "POST", "/v1/traces").body());
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void onPortZeroEveryListeningLoopServesTheOnePortTheKernelChose() throws Exception {
+        ListenerVertx vertx = ListenerVertx.create(new VertxOptions(), Duration.ofSeconds(60), (kind, line) -> { },
+                Optional.empty(), () -> true);
+        try {
+            Set<String> loops = ConcurrentHashMap.newKeySet();
+            HttpServer server = vertx.createHttpServer().requestHandler(request -> {
+                loops.add(Thread.currentThread().getName());
+                request.response().end("routed\n");
+            });
+            server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            int port = vertx.boundPort();
+            assertTrue(port > 0, "the port bound, not the 0 asked for: " + port);
+            assertEquals(port, server.actualPort());
+            for (int i = 0; i < 4 * ListenerVertx.LISTENING_LOOPS; i++) {
+                try (Socket socket = new Socket("127.0.0.1", port)) { // a connection each: they go round the loops
+                    socket.getOutputStream().write("GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+                    String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+                    assertTrue(answer.startsWith("HTTP/1.1 200"), answer);
+                }
+            }
+            assertEquals(ListenerVertx.LISTENING_LOOPS, loops.size(), "each loop took connections: " + loops);
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }

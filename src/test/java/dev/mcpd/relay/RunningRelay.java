@@ -57,7 +57,7 @@ final class RunningRelay implements AutoCloseable {
     }
 
     URI uri(String pathAndQuery) {
-        return URI.create("http://127.0.0.1:" + config.listener().address().port() + pathAndQuery);
+        return URI.create("http://127.0.0.1:" + application.address().port() + pathAndQuery);
     }
 
     RelayApplication application() {
@@ -65,7 +65,7 @@ final class RunningRelay implements AutoCloseable {
     }
 
     int port() {
-        return config.listener().address().port();
+        return application.address().port();
     }
 
     Path spoolDir() {
