@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Map;
+import org.apache.camel.CamelContext;
 import org.apache.camel.main.Main;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -135,6 +136,11 @@ public final class RelayApplication implements AutoCloseable {
     @Override
     public void close() {
         main.stop();
+    }
+
+    /** The running Camel context (tests that check what the relay relies on in Camel). */
+    CamelContext camel() {
+        return main.getCamelContext();
     }
 
     /** Where it listens: with the port the kernel chose, when the configuration said port 0. */
