@@ -1,6 +1,5 @@
 package dev.mcpd.collector;
 
-import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.RoleHost;
@@ -29,17 +28,7 @@ public final class CollectorApplication implements AutoCloseable {
 
     /** Runs the collector in the foreground until it is stopped; returns the process exit status. */
     public static int run(McpdConfig config) {
-        CollectorApplication collector;
-        try {
-            collector = start(config);
-        } catch (RoleHost.StartFailure e) {
-            System.err.println("mcpd: " + e.getMessage());
-            return 1;
-        } catch (ConfigException e) {
-            System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used
-            return 2;
-        }
-        return RoleHost.runUntilStopped(collector.main, "collector");
+        return RoleHost.runInForeground("collector", () -> start(config).main);
     }
 
     /** Starts the collector and returns once it serves. */

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.config.ConfigException;
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
@@ -15,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 import org.apache.camel.main.BaseMainSupport;
 import org.apache.camel.main.Main;
 import org.apache.camel.main.MainListenerSupport;
@@ -211,8 +213,27 @@ public final class RoleHost {
         return configured.port() != 0 ? configured : new ListenAddress(configured.host(), vertx.boundPort());
     }
 
+    /**
+     * Starts a role ({@code start} returns once it serves) and runs it in the foreground until SIGTERM or SIGINT;
+     * returns the process exit status: 1, with one line, when it could not start; 2 for a configuration it cannot use
+     * (a TLS file, a spool others can write).
+     */
+    public static int runInForeground(String role, Supplier<Main> start) {
+        Main main;
+        try {
+            main = start.get();
+        } catch (StartFailure e) {
+            System.err.println("mcpd: " + e.getMessage());
+            return 1;
+        } catch (ConfigException e) {
+            System.err.println("mcpd: " + e.getMessage());
+            return 2;
+        }
+        return runUntilStopped(main, role);
+    }
+
     /** Runs a started server in the foreground until SIGTERM or SIGINT; returns the process exit status. */
-    public static int runUntilStopped(Main main, String role) {
+    private static int runUntilStopped(Main main, String role) {
         try {
             main.run();
             // run() returns at once, having stopped nothing, when the stop signal came while the server was starting.

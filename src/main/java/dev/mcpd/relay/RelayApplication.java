@@ -83,17 +83,7 @@ public final class RelayApplication implements AutoCloseable {
 
     /** Runs the relay in the foreground until it is stopped (SIGTERM, SIGINT); returns the process exit status. */
     public static int run(McpdConfig config) {
-        RelayApplication relay;
-        try {
-            relay = start(config);
-        } catch (RoleHost.StartFailure e) {
-            System.err.println("mcpd: " + e.getMessage());
-            return 1;
-        } catch (ConfigException e) {
-            System.err.println("mcpd: " + e.getMessage()); // a TLS file that cannot be used, a spool others can write
-            return 2;
-        }
-        return RoleHost.runUntilStopped(relay.main, "relay");
+        return RoleHost.runInForeground("relay", () -> start(config).main);
     }
 
     /** Starts the relay and returns once it serves. */
