@@ -2,14 +2,23 @@ package dev.mcpd.delivery;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** How many delivery workers there are and how many are busy with an entry right now. */
+/**
+ * How many delivery workers there are and how many are busy with an entry right now. The number is {@code --workers}
+ * until the spool endpoint's consumer starts its lanes: then it is the number it runs (its {@code workers} option).
+ */
 public final class DeliveryWorkers {
 
-    private final int total;
+    private volatile int total;
     private final AtomicInteger busy = new AtomicInteger();
 
-    public DeliveryWorkers(int total) {
-        this.total = total;
+    /** @param configured {@code --workers}: the lanes a {@code from: spool:relay} runs unless it says otherwise */
+    public DeliveryWorkers(int configured) {
+        this.total = configured;
+    }
+
+    /** The lanes the consumer started. */
+    void running(int lanes) {
+        this.total = lanes;
     }
 
     public int total() {

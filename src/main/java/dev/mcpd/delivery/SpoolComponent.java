@@ -21,7 +21,8 @@ public final class SpoolComponent extends DefaultComponent {
     /**
      * What the delivery lanes share.
      *
-     * @param workers      counts the busy ones; its total is what the endpoint's {@code workers} option must be
+     * @param workers      counts the busy ones, and how many lanes run: the endpoint's {@code workers} option, by
+     *                     default {@code --workers}
      * @param budget       the body bytes entries out for delivery may hold at once
      * @param board        the upstreams: whether the first ready one takes batches
      * @param packer       how entries are packed into batches

@@ -93,6 +93,7 @@ final class SpoolConsumer extends DefaultConsumer {
         streamTurns = executors.newFixedThreadPool(this, "delivery-streams", workers);
         lanes = executors.newFixedThreadPool(this, "delivery", workers);
         streams.lanes(workers);
+        busy.running(workers);
         for (int i = 0; i < workers; i++) {
             int lane = i;
             lanes.execute(() -> work(lane));

@@ -179,7 +179,6 @@ public final class RelayBeans implements AutoCloseable {
     /** The properties the relay's routes read as {@code {{…}}}, and the tuning's Camel settings. */
     public Map<String, String> properties() {
         Map<String, String> properties = new HashMap<>(tuning.camelProperties());
-        properties.put("mcpd.workers", Integer.toString(config.delivery().workers()));
         properties.put("mcpd.probe.interval-ms", Long.toString(probeInterval().toMillis()));
         properties.put("mcpd.expiry.enabled", Boolean.toString(expiry.enabled()));
         properties.put("mcpd.expiry.interval-ms",

@@ -88,11 +88,16 @@ class SpoolConsumerTest {
 
     /** Delivery from the spool with {@code workers} lanes and a budget of {@code budgetBytes}. */
     private void deliver(int workers, long budgetBytes, int batchMaxEntries) throws Exception {
+        deliver("spool:relay", new DeliveryWorkers(workers), budgetBytes, batchMaxEntries);
+    }
+
+    private void deliver(String from, DeliveryWorkers workers, long budgetBytes, int batchMaxEntries)
+            throws Exception {
         budget = new DeliveryBudget(budgetBytes);
         EntryRecords records = new EntryRecords(spool::holds, InstantSource.system());
         SpoolExpiry expiry = new SpoolExpiry(Optional.empty(), spool, new DeadLetters(dir), new EntryFates(), records,
                 InstantSource.system());
-        SpoolComponent.Lanes lanes = new SpoolComponent.Lanes(new DeliveryWorkers(workers), budget, board,
+        SpoolComponent.Lanes lanes = new SpoolComponent.Lanes(workers, budget, board,
                 new ShipmentPacker(batchMaxEntries, 1 << 20, false), records,
                 new OrderedStreams(new Streams(List.of(ORDERED), List.of()), batchMaxEntries, 1 << 20), expiry);
         camel = new DefaultCamelContext();
@@ -100,7 +105,7 @@ class SpoolConsumerTest {
         camel.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {
-                from("spool:relay").process(SpoolConsumerTest.this::judge);
+                from(from).process(SpoolConsumerTest.this::judge);
             }
         });
         camel.start();
@@ -165,6 +170,21 @@ class SpoolConsumerTest {
         assertEquals(seqs.size(), deliveries.size());
         assertTrue(deliveries.values().stream().allMatch(n -> n == 1), "none twice: " + deliveries);
         assertTrue(deliveries.keySet().containsAll(seqs));
+    }
+
+    @Test
+    void theLanesAreTheEndpointsWorkersByDefaultTheConfiguredNumber() throws Exception {
+        DeliveryWorkers configured = new DeliveryWorkers(3);
+        deliver("spool:relay?workers=2", configured, 1 << 20, 1);
+        assertEquals(2, configured.total(), "the route's own number, counted where the status page reads it");
+        camel.close();
+        camel = null;
+        DeliveryWorkers byDefault = new DeliveryWorkers(3);
+        deliver("spool:relay", byDefault, 1 << 20, 1);
+        assertEquals(3, byDefault.total());
+        List<Long> seqs = append("/v1/logs", 20);
+        awaitEmpty();
+        assertEquals(seqs.size(), deliveries.size());
     }
 
     @Test
