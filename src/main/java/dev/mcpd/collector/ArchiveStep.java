@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.logs.RateLimitedLog;
 import java.time.Duration;
+import java.util.List;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
 import org.slf4j.LoggerFactory;
@@ -19,33 +20,22 @@ public final class ArchiveStep implements Processor {
     private static final RateLimitedLog LOG =
             new RateLimitedLog(LoggerFactory.getLogger(ArchiveStep.class), Duration.ofSeconds(1));
 
-    private final JdbcStore store;
-    private final CollectorMetrics metrics;
+    private final BatchArchiver archiver;
 
-    public ArchiveStep(JdbcStore store, CollectorMetrics metrics) {
-        this.store = store;
-        this.metrics = metrics;
+    ArchiveStep(BatchArchiver archiver) {
+        this.archiver = archiver;
     }
 
     @Override
     public void process(Exchange exchange) {
         Batch batch = exchange.getProperty(BatchReader.BATCH, Batch.class);
-        long started = System.nanoTime();
         Archived archived;
         try {
-            archived = store.archive(Sender.of(exchange), batch);
+            archived = archiver.archive(Sender.of(exchange), List.of(batch)).get(0);
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, ingest answered 503: " + e.getMessage());
             throw IngestRefusal.unavailable("the collector's store is not answering; retry later");
-        } finally {
-            metrics.storeLatency(Duration.ofNanos(System.nanoTime() - started));
         }
-        metrics.archived(pathOf(batch.target()), archived);
         exchange.setProperty(ARCHIVED, archived);
-    }
-
-    static String pathOf(String target) {
-        int query = target.indexOf('?');
-        return query < 0 ? target : target.substring(0, query);
     }
 }

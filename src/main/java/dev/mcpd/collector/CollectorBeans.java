@@ -42,6 +42,8 @@ public final class CollectorBeans implements AutoCloseable {
     private final BatchReader batchReader;
     private final RelayBatchReader relayBatchReader;
     private final Optional<KafkaSource> source;
+    /** Every way in — an HTTP request, a relay batch, the Kafka source — archives through it. */
+    private final BatchArchiver archiver;
 
     private CollectorBeans(McpdConfig config, JdbcStore store) {
         this.config = config;
@@ -51,8 +53,9 @@ public final class CollectorBeans implements AutoCloseable {
         this.upkeep = new UpkeepPass(lease, store, config.upkeep(), metrics, CLOCK);
         this.batchReader = new BatchReader(config.listener().maxBodyBytes());
         this.relayBatchReader = new RelayBatchReader(batchReader, config.listener().maxBodyBytes());
+        this.archiver = new BatchArchiver(store, metrics);
         this.source = config.source().address().map(address -> new KafkaSource(address, config.source().group(),
-                store, relayBatchReader, metrics, CLOCK));
+                archiver, relayBatchReader, metrics, CLOCK));
     }
 
     /** Starts consuming the Kafka source, if there is one: once the routes serve. */
@@ -94,10 +97,10 @@ public final class CollectorBeans implements AutoCloseable {
         bind.accept("collectorTargetCheck", new CollectorTargetCheck());
         bind.accept("quota", new QuotaPerMinute(config.ingest().quotaPerMinute(), CLOCK));
         bind.accept("batchReader", OnWorker.of(batchReader));
-        bind.accept("archiveStep", OnWorker.of(new ArchiveStep(store, metrics)));
+        bind.accept("archiveStep", OnWorker.of(new ArchiveStep(archiver)));
         bind.accept("collectorAnswer", new CollectorAnswer());
         bind.accept("relayBatchReader", OnWorker.of(relayBatchReader));
-        bind.accept("relayBatchArchive", OnWorker.of(new RelayBatchArchive(store, metrics)));
+        bind.accept("relayBatchArchive", OnWorker.of(new RelayBatchArchive(archiver)));
         bind.accept("relayBatchAnswer", new RelayBatchAnswer());
         bind.accept("statsAnswer", OnWorker.of(new StatsAnswer(store)));
         bind.accept("upkeepPass", upkeep);

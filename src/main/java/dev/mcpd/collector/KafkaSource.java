@@ -67,7 +67,7 @@ public final class KafkaSource implements AutoCloseable {
 
     private final KafkaAddress address;
     private final String group;
-    private final JdbcStore store;
+    private final BatchArchiver archiver;
     private final RelayBatchReader reader;
     private final CollectorMetrics metrics;
     private final InstantSource clock;
@@ -80,11 +80,11 @@ public final class KafkaSource implements AutoCloseable {
     private final KafkaSourceReach reach;
     private volatile Thread thread;
 
-    KafkaSource(KafkaAddress address, String group, JdbcStore store, RelayBatchReader reader, CollectorMetrics metrics,
-                InstantSource clock) {
+    KafkaSource(KafkaAddress address, String group, BatchArchiver archiver, RelayBatchReader reader,
+                CollectorMetrics metrics, InstantSource clock) {
         this.address = address;
         this.group = group;
-        this.store = store;
+        this.archiver = archiver;
         this.reader = reader;
         this.metrics = metrics;
         this.clock = clock;
@@ -190,17 +190,9 @@ public final class KafkaSource implements AutoCloseable {
         }
         for (Map.Entry<Sender, List<RelayBatchEntry>> group : bySender.entrySet()) {
             List<RelayBatchEntry> readable = group.getValue();
-            long started = System.nanoTime();
-            List<Archived> archived;
-            try {
-                archived = store.archiveAll(group.getKey(), readable.stream().map(e -> e.batch().orElseThrow())
-                        .toList());
-            } finally {
-                metrics.storeLatency(Duration.ofNanos(System.nanoTime() - started));
-            }
-            for (int i = 0; i < readable.size(); i++) {
-                Archived what = archived.get(i);
-                metrics.archived(ArchiveStep.pathOf(readable.get(i).batch().orElseThrow().target()), what);
+            List<Archived> archived = archiver.archive(group.getKey(), readable.stream()
+                    .map(e -> e.batch().orElseThrow()).toList());
+            for (Archived what : archived) {
                 metrics.sourceRecord(what.accepted() == 0 && what.duplicate() > 0 ? "duplicate" : "archived");
             }
         }

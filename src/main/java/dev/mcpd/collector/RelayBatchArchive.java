@@ -18,12 +18,10 @@ public final class RelayBatchArchive implements Processor {
     private static final RateLimitedLog LOG =
             new RateLimitedLog(LoggerFactory.getLogger(RelayBatchArchive.class), Duration.ofSeconds(1));
 
-    private final JdbcStore store;
-    private final CollectorMetrics metrics;
+    private final BatchArchiver archiver;
 
-    public RelayBatchArchive(JdbcStore store, CollectorMetrics metrics) {
-        this.store = store;
-        this.metrics = metrics;
+    RelayBatchArchive(BatchArchiver archiver) {
+        this.archiver = archiver;
     }
 
     @Override
@@ -34,19 +32,16 @@ public final class RelayBatchArchive implements Processor {
         if (readable.isEmpty()) {
             return;
         }
-        long started = System.nanoTime();
         List<Archived> archived;
         try {
-            archived = store.archiveAll(Sender.of(exchange), readable.stream().map(e -> e.batch().orElseThrow()).toList());
+            archived = archiver.archive(Sender.of(exchange), readable.stream().map(e -> e.batch().orElseThrow())
+                    .toList());
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, relay batch answered 503: " + e.getMessage());
             throw IngestRefusal.unavailable("the collector's store is not answering; retry later");
-        } finally {
-            metrics.storeLatency(Duration.ofNanos(System.nanoTime() - started));
         }
         for (int i = 0; i < readable.size(); i++) {
             readable.get(i).archived(archived.get(i));
-            metrics.archived(ArchiveStep.pathOf(readable.get(i).batch().orElseThrow().target()), archived.get(i));
         }
     }
 }
