@@ -1,6 +1,8 @@
 package dev.mcpd.relay;
 
 import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,7 +55,9 @@ class BlockingExtensionRouteTest {
                         .POST(HttpRequest.BodyPublishers.ofString("{\"events\":[{\"slow\":" + i + "}]}")).build(),
                         HttpResponse.BodyHandlers.ofString()));
             }
-            Thread.sleep(500); // they are in the operator's route now
+            // all 8 are in the operator's route now, blocking its threads
+            await().atMost(PATIENCE).until(() -> relay.application().camel().getInflightRepository()
+                    .size("slow-before-spool") == 8);
             long started = System.nanoTime();
             HttpResponse<String> healthz = HTTP.send(HttpRequest.newBuilder(relay.uri("/healthz"))
                     .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
