@@ -17,7 +17,6 @@ import dev.mcpd.collector.StoredBatches;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.DocExample;
-import dev.mcpd.testing.Ports;
 import dev.mcpd.wire.RelayBatch;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -119,7 +118,6 @@ class RelayBatchDeliveryTest {
 
     @Test
     void waitingEntriesTravelInBatchesAndArriveByteForByte() throws Exception {
-        int port = Ports.free();
         byte[] binary = new byte[4096];
         new Random(7).nextBytes(binary);
         record Sent(String path, String contentType, String contentEncoding, String key, byte[] body) {

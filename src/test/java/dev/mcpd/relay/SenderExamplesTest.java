@@ -13,7 +13,6 @@ import dev.mcpd.config.Options;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.OtlpTelemetry;
-import dev.mcpd.testing.Ports;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
@@ -139,7 +138,7 @@ class SenderExamplesTest {
                         .replace(GATEWAY_RECEIVER, "127.0.0.1:" + receiver.port())
                         .replace(GATEWAY_HEALTH, "127.0.0.1:" + health.port()));
             }
-            McpdConfig config = McpdConfig.from(flags, Map.of("MCPD_LISTEN", "127.0.0.1:" + Ports.free(),
+            McpdConfig config = McpdConfig.from(flags, Map.of("MCPD_LISTEN", "127.0.0.1:0",
                     "MCPD_DATA", dir.resolve("mcpd.db").toString()));
             try (RunningRelay relay = RunningRelay.start(config, DeliveryTest.FAST.withProbes(
                     Duration.ofMillis(200), Duration.ofSeconds(30)))) {

@@ -14,7 +14,6 @@ import dev.mcpd.collector.CollectorApplication;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.testing.CapturedLog;
 import dev.mcpd.testing.OtlpTelemetry;
-import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestConfig;
 import dev.mcpd.testing.TestTuning;
@@ -222,17 +221,18 @@ class TlsTest {
         }
     }
 
-    private CollectorApplication httpsCollector(int port, Map<String, String> more) {
+    /** An HTTPS collector on a port the kernel chose (its {@code address()} says which), named {@code name}. */
+    private CollectorApplication httpsCollector(String name, Map<String, String> more) {
         TestCertificates.Pair collectorCert;
         try {
-            collectorCert = ca.server("collector-" + port, "collector.internal");
+            collectorCert = ca.server(name, "collector.internal");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Map<String, String> env = new HashMap<>(Map.of("MCPD_LISTEN", "127.0.0.1:" + port,
-                "MCPD_TLS_CERT", collectorCert.cert().toString(), "MCPD_TLS_KEY", collectorCert.key().toString()));
+        Map<String, String> env = new HashMap<>(Map.of("MCPD_TLS_CERT", collectorCert.cert().toString(),
+                "MCPD_TLS_KEY", collectorCert.key().toString()));
         env.putAll(more);
-        return CollectorApplication.start(TestConfig.on(tmp.resolve("collector-" + port + ".db"), Map.of(), env));
+        return CollectorApplication.start(TestConfig.on(tmp.resolve(name + ".db"), Map.of(), env));
     }
 
     private static long storedBatches(int port, HttpClient client) throws Exception {
@@ -244,9 +244,9 @@ class TlsTest {
     @Test
     void withTheInternalAuthorityTheRelayDeliversToAnHttpsCollectorAndWithoutItRetriesNeverDeadLetters()
             throws Exception {
-        int port = Ports.free();
-        try (CollectorApplication collector = httpsCollector(port, Map.of());
+        try (CollectorApplication collector = httpsCollector("collector-trusted", Map.of());
              CapturedLog log = new CapturedLog()) {
+            int port = collector.address().port();
             String upstream = "https://127.0.0.1:" + port;
             try (RunningRelay trusting = RunningRelay.start(tmp.resolve("trusting"), Map.of("MCPD_UPSTREAMS", upstream,
                     "MCPD_UPSTREAM_CA", ca.caCert.toString()), FAST)) {
@@ -277,8 +277,9 @@ class TlsTest {
     @Test
     void theRelayPresentsItsClientCertificateToAnUpstreamThatRequiresOne() throws Exception {
         TestCertificates.Pair relayClient = ca.client("relay-client", "relay-eu-1");
-        int port = Ports.free();
-        try (CollectorApplication collector = httpsCollector(port, Map.of("MCPD_TLS_CLIENT_CA", ca.caCert.toString()))) {
+        try (CollectorApplication collector = httpsCollector("collector-mtls",
+                Map.of("MCPD_TLS_CLIENT_CA", ca.caCert.toString()))) {
+            int port = collector.address().port();
             String upstream = "https://127.0.0.1:" + port;
             try (RunningRelay withCert = RunningRelay.start(tmp.resolve("with"), Map.of("MCPD_UPSTREAMS", upstream,
                     "MCPD_UPSTREAM_CA", ca.caCert.toString(), "MCPD_UPSTREAM_CLIENT_CERT", relayClient.cert().toString(),
@@ -434,7 +435,7 @@ class TlsTest {
         Path notPem = Files.writeString(tmp.resolve("not.pem"), "hello\n");
         record Case(List<String> args, String error) {
         }
-        String listen = "127.0.0.1:" + Ports.free();
+        String listen = "127.0.0.1:0"; // never reached: each case fails before the port is bound
         List<Case> cases = List.of(
                 new Case(List.of("--tls-cert", notPem.toString(), "--tls-key", server.key().toString()),
                         "mcpd: invalid value for --tls-cert: " + notPem + " holds no X.509 certificate in PEM"
