@@ -11,7 +11,6 @@ import dev.mcpd.config.McpdConfig;
 import dev.mcpd.config.Option;
 import dev.mcpd.config.Options;
 import dev.mcpd.relay.RelayApplication;
-import dev.mcpd.testing.Ports;
 import dev.mcpd.testing.TestCertificates;
 import dev.mcpd.testing.TestConfig;
 import dev.mcpd.tls.TlsMaterial;
@@ -70,15 +69,14 @@ class DashboardAndAlertsTest {
         ca = TestCertificates.authority(dir.resolve("pki"), "internal");
         TestCertificates.Pair listener = ca.server("relay", "relay.internal");
         TestCertificates.Pair upstreamClient = ca.client("relay-client", "relay-0");
-        int port = Ports.free();
         relay = RelayApplication.start(McpdConfig.fromEnvironment(Map.of(
-                "MCPD_LISTEN", "127.0.0.1:" + port,
+                "MCPD_LISTEN", "127.0.0.1:0",
                 "MCPD_DATA", dir.resolve("mcpd.db").toString(),
                 "MCPD_UPSTREAMS", "http://127.0.0.1:9",
                 "MCPD_TLS_CERT", listener.cert().toString(), "MCPD_TLS_KEY", listener.key().toString(),
                 "MCPD_UPSTREAM_CLIENT_CERT", upstreamClient.cert().toString(),
                 "MCPD_UPSTREAM_CLIENT_KEY", upstreamClient.key().toString())));
-        String body = scrape(port);
+        String body = scrape(relay.address().port());
         exported = new TreeSet<>();
         tlsUses = new TreeSet<>();
         for (String line : body.split("\n")) {
@@ -450,13 +448,12 @@ class DashboardAndAlertsTest {
             }
         });
         // The collector's listener exports it as the relay's does, under the same name and label.
-        int port = Ports.free();
         TestCertificates.Pair collectorCert = ca.server("collector", "collector.internal");
         try (CollectorApplication collector = CollectorApplication.start(TestConfig.on(dir.resolve("collector.db"),
-                Map.of(), Map.of("MCPD_LISTEN", "127.0.0.1:" + port, "MCPD_TLS_CERT", collectorCert.cert().toString(),
+                Map.of(), Map.of("MCPD_TLS_CERT", collectorCert.cert().toString(),
                         "MCPD_TLS_KEY", collectorCert.key().toString())))) {
             Set<String> uses = new TreeSet<>();
-            scrape(port).lines().forEach(line -> uses.addAll(useLabels(line)));
+            scrape(collector.address().port()).lines().forEach(line -> uses.addAll(useLabels(line)));
             assertEquals(Set.of("listener"), uses, "mcpd serve with --tls-cert");
         }
     }
