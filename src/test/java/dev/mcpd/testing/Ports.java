@@ -4,7 +4,12 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 
-/** Free loopback ports for the servers a test starts. */
+/**
+ * Free loopback ports, for what cannot listen on port 0 and say which port it bound: an address nothing may listen
+ * on (a refused connection), a server that must be told its port before it starts and keep it across a restart (the
+ * Kafka broker, the packaged jar, a collector restarted on the same address). An in-process relay or collector
+ * listens on port 0 instead ({@link TestConfig}) and its {@code address()} names the port: no race for one.
+ */
 public final class Ports {
 
     private Ports() {
