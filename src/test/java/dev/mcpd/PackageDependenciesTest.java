@@ -38,13 +38,14 @@ class PackageDependenciesTest {
             Map.entry("wire", Set.of("config")),
             Map.entry("tls", Set.of("config", "logs")),
             Map.entry("http", Set.of("config", "logs", "routing", "tls", "wire")),
-            Map.entry("ingest", Set.of("http", "spool", "config", "logs", "routing", "wire")),
+            Map.entry("ingest", Set.of("http", "endpoint", "spool", "config", "logs", "routing", "wire")),
             Map.entry("upstream", Set.of("config", "wire")),
             Map.entry("delivery", Set.of("upstream", "spool", "config", "logs", "routing", "tls", "wire")),
+            Map.entry("endpoint", Set.of("delivery", "spool", "config", "routing", "wire")),
             Map.entry("observability", Set.of("http", "delivery", "upstream", "spool", "config", "logs", "routing",
                     "wire")),
             Map.entry("collector", Set.of("http", "observability", "disk", "config", "logs", "routing", "wire")),
-            Map.entry("relay", Set.of("http", "ingest", "delivery", "upstream", "observability", "spool", "config", "routing")),
+            Map.entry("relay", Set.of("http", "ingest", "endpoint", "delivery", "upstream", "observability", "spool", "config", "routing")),
             Map.entry("cli", Set.of("relay", "collector", "spool", "config", "logs")));
 
     static Map<String, Set<String>> imports() throws IOException {

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.LongToIntFunction;
+import org.apache.camel.Endpoint;
 import org.apache.camel.Exchange;
 import org.apache.camel.ExchangePattern;
 import org.apache.camel.Processor;
@@ -41,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * time, the relay is stopping); when something failed that is not the upstream's answer, the entries are given back
  * after a pause. An entry is never out twice at once.
  */
-final class SpoolConsumer extends DefaultConsumer {
+public final class SpoolConsumer extends DefaultConsumer {
 
     private static final Logger LOG = LoggerFactory.getLogger(SpoolConsumer.class);
     /** How long a lane waits for an entry before it checks whether it should stop. */
@@ -70,7 +71,8 @@ final class SpoolConsumer extends DefaultConsumer {
     private ExecutorService streamTurns;
     private ScheduledExecutorService later;
 
-    SpoolConsumer(SpoolEndpoint endpoint, Processor processor, Spool spool, int workers, SpoolComponent.Lanes lanes) {
+    /** {@code workers} lanes run {@code processor} (the delivery route) for the entries of {@code spool}. */
+    public SpoolConsumer(Endpoint endpoint, Processor processor, Spool spool, int workers, SpoolLanes lanes) {
         super(endpoint, processor);
         this.spool = spool;
         this.workers = workers;

@@ -1,5 +1,6 @@
 package dev.mcpd.http;
 
+import dev.mcpd.wire.FieldContent;
 import io.vertx.core.http.HttpServerRequest;
 import java.util.List;
 import org.apache.camel.Exchange;
@@ -23,22 +24,11 @@ public final class HeaderFieldCheck implements Processor {
         HttpServerRequest request = VertxExchange.request(exchange);
         for (String name : KEPT) {
             for (String value : request.headers().getAll(name)) {
-                if (!validFieldContent(value)) {
+                if (!FieldContent.isValid(value)) {
                     throw IngestRefusal.badRequestBeforeBody(IngestRefusal.Kind.BAD_FRAMING, "the " + name
                             + " header holds a control character (CR, LF, NUL, …): not a valid header value");
                 }
             }
         }
-    }
-
-    /** RFC 9110 field content: no control character but a tab. */
-    public static boolean validFieldContent(String value) {
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if ((c < 0x20 && c != '\t') || c == 0x7f) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -7,6 +7,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import java.time.Duration;
+import java.util.function.Function;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;
@@ -28,19 +29,21 @@ public final class RefusalAnswer implements Processor {
             new RateLimitedLog(LoggerFactory.getLogger("dev.mcpd.ingest.refusals"), Duration.ofSeconds(1));
     private static final Logger FAULTS = LoggerFactory.getLogger(RefusalAnswer.class);
 
+    /** What a role's own failures mean to a sender (the relay's spool: 503), or null for a failure it does not know. */
+    private final Function<Throwable, IngestRefusal> roleRefusals;
+
+    /** For a role whose steps fail only with refusals (and faults). */
+    public RefusalAnswer() {
+        this(failure -> null);
+    }
+
+    public RefusalAnswer(Function<Throwable, IngestRefusal> roleRefusals) {
+        this.roleRefusals = roleRefusals;
+    }
+
     @Override
     public void process(Exchange exchange) {
-        Exception caught = exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class);
-        IngestRefusal refusal;
-        if (caught instanceof IngestRefusal known) {
-            refusal = known;
-        } else if (caught instanceof RouteRefusal byOperator) {
-            refusal = IngestRefusal.forbidden(byOperator.getMessage());
-        } else {
-            // A fault of ours, not the sender's: the full story goes to the log, and the sender is told to retry.
-            FAULTS.error("unexpected failure while taking a request; answering 503", caught);
-            refusal = IngestRefusal.internal();
-        }
+        IngestRefusal refusal = refusalFor(exchange.getProperty(Exchange.EXCEPTION_CAUGHT, Exception.class));
         var request = VertxExchange.request(exchange);
         LOG.warn(refusal.kind().name(), "refused status=" + refusal.status() + " reason=\""
                 + SenderText.quote(refusal.reason()) + "\" method=" + SenderText.quote(request.method().name())
@@ -60,6 +63,22 @@ public final class RefusalAnswer implements Processor {
         if (refusal.bodyUnread()) {
             unreadBodyAfterAnswer(request);
         }
+    }
+
+    private IngestRefusal refusalFor(Exception caught) {
+        if (caught instanceof IngestRefusal known) {
+            return known;
+        }
+        if (caught instanceof RouteRefusal byOperator) {
+            return IngestRefusal.forbidden(byOperator.getMessage());
+        }
+        IngestRefusal roleRefusal = caught == null ? null : roleRefusals.apply(caught);
+        if (roleRefusal != null) {
+            return roleRefusal;
+        }
+        // A fault of ours, not the sender's: the full story goes to the log, and the sender is told to retry.
+        FAULTS.error("unexpected failure while taking a request; answering 503", caught);
+        return IngestRefusal.internal();
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.mcpd.ingest;
 
 import dev.mcpd.config.InternalTuning;
+import dev.mcpd.endpoint.SpoolMessage;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.GrpcAnswer;
 import dev.mcpd.http.GrpcCall;
@@ -63,13 +64,13 @@ public final class AwaitedAnswer extends AsyncProcessorSupport implements Shutdo
 
     @Override
     public boolean process(Exchange exchange, AsyncCallback callback) {
-        CompletableFuture<EntryFates.Fate> fate = IngestExchange.fate(exchange).orElse(null);
+        CompletableFuture<EntryFates.Fate> fate = SpoolMessage.fate(exchange).orElse(null);
         Duration wait = IngestExchange.wait(exchange).orElse(null);
         if (fate == null || wait == null) {
             callback.done(true);
             return true;
         }
-        long seq = IngestExchange.seq(exchange);
+        long seq = exchange.getMessage().getHeader(IngestAnswer.SEQ_HEADER, Long.class); // the 2xx answer's
         if (stopping || !waiting.tryAcquire()) {
             fates.forget(seq);
             callback.done(true);

@@ -1,5 +1,6 @@
 package dev.mcpd.ingest;
 
+import dev.mcpd.endpoint.SpoolMessage;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.OtlpAnswer;
@@ -30,11 +31,12 @@ public final class IngestAnswer implements Processor {
 
     @Override
     public void process(Exchange exchange) {
+        long seq = SpoolMessage.seq(exchange); // before the answer replaces the message's headers
         Message answer = Otlp.isExportPath(IngestTargetCheck.of(exchange).path())
                 ? OtlpAnswer.partialSuccess(exchange)
                 : Answers.write(exchange.getMessage(), 202, Answers.JSON, Answers.text(NATIVE_BODY));
         answer.setHeader("mcpd-relay", "spooled");
-        answer.setHeader(SEQ_HEADER, IngestExchange.seq(exchange));
+        answer.setHeader(SEQ_HEADER, seq);
         answer.setHeader(ID_HEADER, relayId);
     }
 }

@@ -1,25 +1,22 @@
 package dev.mcpd.ingest;
 
-import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.ForwardedHeader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import org.apache.camel.Exchange;
 
 /**
  * What the ingest route's steps hand each other on the exchange, in one place: the idempotency key (set by
- * {@link IdempotencyKey}), how long a sender waits for its entry's fate (set by {@link WaitRequest}), the sequence
- * number the spool gave the entry and, for a sender that waits, the future of its fate (set by {@link SpoolWriteStep},
- * read by the answers), the forwarded headers and whether it is a remote write (set by {@link StreamHeaders}). What the front door learned of the request is {@code http}'s, behind its own accessors.
+ * {@link IdempotencyKey}), how long a sender waits for its entry's fate (set by {@link WaitRequest}), the forwarded
+ * headers and whether it is a remote write (set by {@link StreamHeaders}). What the front door learned of the request
+ * is {@code http}'s, behind its own accessors; what the spool write left (the sequence number, the fate) is
+ * {@link dev.mcpd.endpoint.SpoolMessage}'s.
  */
 final class IngestExchange {
 
     private static final String KEY = "mcpd.idempotencyKey";
     private static final String WAIT = "mcpd.relayWait";
-    private static final String SEQ = "mcpd.seq";
-    private static final String FATE = "mcpd.fate";
     private static final String FORWARDED = "mcpd.forwarded";
     private static final String REMOTE_WRITE = "mcpd.remoteWrite";
 
@@ -60,21 +57,4 @@ final class IngestExchange {
         return Boolean.TRUE.equals(exchange.getProperty(REMOTE_WRITE, Boolean.class));
     }
 
-    static void setSeq(Exchange exchange, long seq) {
-        exchange.setProperty(SEQ, seq);
-    }
-
-    static long seq(Exchange exchange) {
-        return exchange.getProperty(SEQ, Long.class);
-    }
-
-    static void setFate(Exchange exchange, CompletableFuture<EntryFates.Fate> fate) {
-        exchange.setProperty(FATE, fate);
-    }
-
-    /** The future fate of the entry, when its sender waits for it. */
-    @SuppressWarnings("unchecked")
-    static Optional<CompletableFuture<EntryFates.Fate>> fate(Exchange exchange) {
-        return Optional.ofNullable(exchange.getProperty(FATE, CompletableFuture.class));
-    }
 }

@@ -1,10 +1,10 @@
 package dev.mcpd.ingest;
 
 import dev.mcpd.config.Streams;
-import dev.mcpd.http.HeaderFieldCheck;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.ForwardedHeader;
+import dev.mcpd.wire.FieldContent;
 import io.vertx.core.http.HttpServerRequest;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -40,7 +40,7 @@ public final class StreamHeaders implements Processor {
                 continue;
             }
             String value = String.join(", ", values);
-            if (!HeaderFieldCheck.validFieldContent(value)) {
+            if (!FieldContent.isValid(value)) {
                 throw refused("the " + name + " header holds a control character (CR, LF, NUL, …): not a valid"
                         + " header value");
             }

@@ -14,16 +14,18 @@ import dev.mcpd.delivery.OrderedStreams;
 import dev.mcpd.delivery.RejectedItems;
 import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.ShipmentPacker;
-import dev.mcpd.delivery.SpoolComponent;
 import dev.mcpd.delivery.SpoolExpiry;
+import dev.mcpd.delivery.SpoolLanes;
 import dev.mcpd.delivery.UpstreamHttp;
 import dev.mcpd.delivery.UpstreamKafka;
 import dev.mcpd.delivery.UpstreamProbe;
 import dev.mcpd.delivery.UpstreamRequest;
 import dev.mcpd.delivery.UpstreamTls;
+import dev.mcpd.endpoint.SpoolComponent;
 import dev.mcpd.http.IngestTally;
 import dev.mcpd.http.MetricsScrape;
 import dev.mcpd.http.ProbeAnswer;
+import dev.mcpd.http.RefusalAnswer;
 import dev.mcpd.http.RolePaths;
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.ingest.AwaitedAnswer;
@@ -31,7 +33,8 @@ import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.RelayTargetCheck;
 import dev.mcpd.ingest.SpoolAdmission;
-import dev.mcpd.ingest.SpoolWriteStep;
+import dev.mcpd.ingest.SpoolRefusals;
+import dev.mcpd.ingest.SpoolRequestStep;
 import dev.mcpd.ingest.StreamHeaders;
 import dev.mcpd.ingest.WaitRequest;
 import dev.mcpd.observability.RelayMetrics;
@@ -147,11 +150,14 @@ public final class RelayBeans implements AutoCloseable {
         // delivery
         OrderedStreams streams = new OrderedStreams(config.streams(), config.delivery().batchMaxEntries(),
                 config.delivery().batchMaxBytes());
-        bind.accept("spool", new SpoolComponent(spool, new SpoolComponent.Lanes(workers,
-                DeliveryBudget.forHeap(config.listener().maxBodyBytes()), board,
+        bind.accept("spoolRequest", new SpoolRequestStep(config.relay().upstreamKey().isEmpty()));
+        // The shared answer to refusals, which also knows what a failed spool write means to a sender.
+        bind.accept("refusalAnswer", new RefusalAnswer(SpoolRefusals::of));
+        bind.accept("spool", new SpoolComponent(spool, fates, config.listener().maxBodyBytes(), new SpoolLanes(
+                workers, DeliveryBudget.forHeap(config.listener().maxBodyBytes()), board,
                 new ShipmentPacker(config.delivery().batchMaxEntries(), config.delivery().batchMaxBytes(),
                         config.relay().upstreamKey().isPresent()),
-                records, streams, expiry), new SpoolWriteStep(spool, config.relay().upstreamKey().isEmpty(), fates)));
+                records, streams, expiry)));
         bind.accept("upstreamRequest", new UpstreamRequest(config.relay().upstreamKey()));
         bind.accept("deliveryOutcome", new DeliveryOutcome(board, answerPolicy(), fates, rejectedItems, records,
                 tuning.clock()));

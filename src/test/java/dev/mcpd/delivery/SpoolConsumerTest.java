@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.config.Streams;
+import dev.mcpd.endpoint.SpoolComponent;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.EntryFates;
 import dev.mcpd.spool.Spool;
@@ -97,11 +98,11 @@ class SpoolConsumerTest {
         EntryRecords records = new EntryRecords(spool::holds, InstantSource.system());
         SpoolExpiry expiry = new SpoolExpiry(Optional.empty(), spool, new DeadLetters(dir), new EntryFates(), records,
                 InstantSource.system());
-        SpoolComponent.Lanes lanes = new SpoolComponent.Lanes(workers, budget, board,
+        SpoolLanes lanes = new SpoolLanes(workers, budget, board,
                 new ShipmentPacker(batchMaxEntries, 1 << 20, false), records,
                 new OrderedStreams(new Streams(List.of(ORDERED), List.of()), batchMaxEntries, 1 << 20), expiry);
         camel = new DefaultCamelContext();
-        camel.addComponent("spool", new SpoolComponent(spool, lanes, null));
+        camel.addComponent("spool", new SpoolComponent(spool, new EntryFates(), 1 << 20, lanes));
         camel.addRoutes(new RouteBuilder() {
             @Override
             public void configure() {

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mcpd.relay.TestUpstream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -44,11 +45,13 @@ class ExampleRoutesIT {
     void theDocumentedCommandLoadsEveryExampleAndEachDoesWhatThePageSays() throws Exception {
         Path audit = dir.resolve("audit");
         Path receipts = dir.resolve("receipts");
+        Path inbox = Files.createDirectories(dir.resolve("inbox"));
         int port = PackagedJar.freePort();
         try (TestUpstream upstream = TestUpstream.start();
              PackagedJar relay = PackagedJar.startCommand(dir, repository(), port, Map.of(
                      "MCPD_JAR", PackagedJar.jar().toString(), "MCPD_AUDIT_DIR", audit.toString(),
-                     "MCPD_RECEIPTS_DIR", receipts.toString(), "MCPD_LISTEN", "127.0.0.1:" + port,
+                     "MCPD_RECEIPTS_DIR", receipts.toString(), "MCPD_INBOX_DIR", inbox.toString(),
+                     "MCPD_LISTEN", "127.0.0.1:" + port,
                      "MCPD_DATA", dir.resolve("mcpd.db").toString()),
                      List.of("bin/mcpd", "relay", "--routes", "examples/routes", "--upstream",
                              upstream.url().toString()))) {
@@ -65,6 +68,12 @@ class ExampleRoutesIT {
                 assertArrayEquals(logs, Files.readAllBytes(files.get(0)));
             }
             assertEquals(1, upstream.received().size(), "the refused requests never went upstream");
+            byte[] export = "{\"resourceLogs\":[]}".getBytes(StandardCharsets.UTF_8);
+            Files.write(inbox.resolve(".export.tmp"), export);
+            Files.move(inbox.resolve(".export.tmp"), inbox.resolve("export.json"));
+            await().atMost(PATIENCE).until(() -> upstream.received().size() == 2);
+            assertEquals("/v1/logs", upstream.received().get(1).uri());
+            assertArrayEquals(export, upstream.received().get(1).body());
         }
     }
 

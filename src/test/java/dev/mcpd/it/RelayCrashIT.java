@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.spool.SpoolRequest;
 import dev.mcpd.testing.TestTuning;
+import dev.mcpd.wire.DerivedIdempotencyKey;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -400,7 +400,7 @@ class RelayCrashIT {
             problems.add(what + "content encoding '" + spooled.contentEncoding() + "'");
         }
         String key = sent.senderKey() != null ? sent.senderKey()
-                : IdempotencyKey.derive(sent.target(), sent.contentEncoding(), sent.body());
+                : DerivedIdempotencyKey.of(sent.target(), sent.contentEncoding(), sent.body());
         if (!key.equals(spooled.idempotencyKey())) {
             problems.add(what + "idempotency key " + spooled.idempotencyKey() + ", expected " + key);
         }

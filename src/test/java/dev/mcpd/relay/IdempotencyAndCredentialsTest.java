@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.testing.ReliabilityReport;
+import dev.mcpd.wire.DerivedIdempotencyKey;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -59,7 +59,7 @@ class IdempotencyAndCredentialsTest {
             byte[] body = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
             assertEquals(200, post(relay, "/v1/traces?x=1", body, "Content-Encoding", "gzip",
                     "Content-Type", "application/x-protobuf").statusCode());
-            assertEquals(IdempotencyKey.derive("/v1/traces?x=1", "gzip", body),
+            assertEquals(DerivedIdempotencyKey.of("/v1/traces?x=1", "gzip", body),
                     entryWithBody(relay, body).request().idempotencyKey());
         }
     }

@@ -1,6 +1,7 @@
 package dev.mcpd.relay;
 
 import static dev.mcpd.testing.TestTuning.HTTP;
+import static dev.mcpd.testing.TestTuning.PATIENCE;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -11,6 +12,7 @@ import dev.mcpd.cli.Mcpd;
 import dev.mcpd.http.RoleHost;
 import dev.mcpd.testing.DocExample;
 import dev.mcpd.testing.Ports;
+import dev.mcpd.wire.DerivedIdempotencyKey;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -108,6 +110,30 @@ class RouteCustomisationTest {
             String receipt = Files.readString(receipts.resolve("1.txt"));
             assertTrue(receipt.startsWith("seq=1 target=/v1/ingest key=relay-"), receipt);
             assertTrue(receipt.endsWith("upstream=" + upstream.url() + " status=200\n"), receipt);
+        }
+    }
+
+    @Test
+    void theSpoolFilesExampleDeliversEachDroppedFileAsALogExportAndMovesItAside() throws Exception {
+        Path inbox = Files.createDirectories(dir.resolve("inbox"));
+        byte[] export = "{\"resourceLogs\":[]}".getBytes(StandardCharsets.UTF_8);
+        try (TestUpstream upstream = TestUpstream.start();
+             RunningRelay relay = relay(routesWith("spool-files.camel.yaml"), upstream.url().toString(),
+                     Map.of("mcpd.inbox.dir", inbox.toString()))) {
+            Files.writeString(inbox.resolve("notes.txt"), "not an export");
+            Files.write(inbox.resolve(".batch-1.tmp"), export);
+            Files.move(inbox.resolve(".batch-1.tmp"), inbox.resolve("batch-1.json"));
+            await().atMost(PATIENCE).until(() -> upstream.received().size() == 1);
+            TestUpstream.Received got = upstream.received().get(0);
+            assertEquals("POST", got.method());
+            assertEquals("/v1/logs", got.uri());
+            assertEquals("application/json", got.header("Content-Type"));
+            assertEquals(DerivedIdempotencyKey.of("/v1/logs", "", export), got.header("Idempotency-Key"),
+                    "the same file taken again after a crash gets the same key");
+            assertArrayEquals(export, got.body());
+            await().atMost(PATIENCE).until(() -> Files.exists(inbox.resolve(".done/batch-1.json")));
+            assertTrue(Files.exists(inbox.resolve("notes.txt")), "only *.json files are taken");
+            assertEquals(1, upstream.received().size());
         }
     }
 

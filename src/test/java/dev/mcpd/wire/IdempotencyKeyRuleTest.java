@@ -1,11 +1,10 @@
-package dev.mcpd.ingest;
+package dev.mcpd.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mcpd.wire.SenderIdempotencyKey;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -18,7 +17,7 @@ class IdempotencyKeyRuleTest {
 
     @Test
     void theSameBytesAlwaysGetTheSameKey() {
-        assertEquals(IdempotencyKey.derive("/v1/ingest", "", BODY), IdempotencyKey.derive("/v1/ingest", "", BODY.clone()));
+        assertEquals(DerivedIdempotencyKey.of("/v1/ingest", "", BODY), DerivedIdempotencyKey.of("/v1/ingest", "", BODY.clone()));
     }
 
     @Test
@@ -27,27 +26,27 @@ class IdempotencyKeyRuleTest {
         sha256.update("/v1/logs\0gzip\0".getBytes(StandardCharsets.UTF_8));
         sha256.update(BODY);
         String expected = "relay-" + HexFormat.of().formatHex(sha256.digest());
-        assertEquals(expected, IdempotencyKey.derive("/v1/logs", "gzip", BODY));
+        assertEquals(expected, DerivedIdempotencyKey.of("/v1/logs", "gzip", BODY));
         assertEquals(6 + 64, expected.length());
     }
 
     @Test
     void aDifferentEncodingGivesADifferentKey() {
-        assertNotEquals(IdempotencyKey.derive("/v1/ingest", "", BODY), IdempotencyKey.derive("/v1/ingest", "gzip", BODY));
+        assertNotEquals(DerivedIdempotencyKey.of("/v1/ingest", "", BODY), DerivedIdempotencyKey.of("/v1/ingest", "gzip", BODY));
     }
 
     @Test
     void aDifferentPathOrQueryOrBodyGivesADifferentKey() {
-        String key = IdempotencyKey.derive("/v1/ingest", "", BODY);
-        assertNotEquals(key, IdempotencyKey.derive("/v1/other", "", BODY));
-        assertNotEquals(key, IdempotencyKey.derive("/v1/ingest?tenant=b", "", BODY));
-        assertNotEquals(key, IdempotencyKey.derive("/v1/ingest", "", "{}".getBytes(StandardCharsets.UTF_8)));
+        String key = DerivedIdempotencyKey.of("/v1/ingest", "", BODY);
+        assertNotEquals(key, DerivedIdempotencyKey.of("/v1/other", "", BODY));
+        assertNotEquals(key, DerivedIdempotencyKey.of("/v1/ingest?tenant=b", "", BODY));
+        assertNotEquals(key, DerivedIdempotencyKey.of("/v1/ingest", "", "{}".getBytes(StandardCharsets.UTF_8)));
     }
 
     @Test
     void fieldsCannotRunIntoEachOther() {
         // Without a separator "/a" + "b" and "/ab" + "" would hash alike.
-        assertNotEquals(IdempotencyKey.derive("/a", "b", BODY), IdempotencyKey.derive("/ab", "", BODY));
+        assertNotEquals(DerivedIdempotencyKey.of("/a", "b", BODY), DerivedIdempotencyKey.of("/ab", "", BODY));
     }
 
     @Test
