@@ -12,7 +12,6 @@ import dev.mcpd.delivery.EntryRecords;
 import dev.mcpd.delivery.KafkaUpstreams;
 import dev.mcpd.delivery.OrderedStreams;
 import dev.mcpd.delivery.RejectedItems;
-import dev.mcpd.delivery.ReplayIntake;
 import dev.mcpd.delivery.ShipmentPacker;
 import dev.mcpd.delivery.SpoolExpiry;
 import dev.mcpd.delivery.SpoolLanes;
@@ -32,6 +31,7 @@ import dev.mcpd.ingest.AwaitedAnswer;
 import dev.mcpd.ingest.IdempotencyKey;
 import dev.mcpd.ingest.IngestAnswer;
 import dev.mcpd.ingest.RelayTargetCheck;
+import dev.mcpd.ingest.ReplayIntake;
 import dev.mcpd.ingest.SpoolAdmission;
 import dev.mcpd.ingest.SpoolRefusals;
 import dev.mcpd.ingest.SpoolRequestStep;
@@ -167,7 +167,7 @@ public final class RelayBeans implements AutoCloseable {
         bind.accept("afterDelivery", new AfterDelivery());
         bind.accept("deadLetterStep", new DeadLetterStep(deadLetters, tuning.clock(), fates, expiry));
         bind.accept("spoolExpiry", expiry);
-        bind.accept("replayIntake", new ReplayIntake(replayInbox, spool, InstantSource.system()));
+        bind.accept("replayIntake", new ReplayIntake(replayInbox, "spool:relay", InstantSource.system()));
         bind.accept("upstreamProbe", new UpstreamProbe(board, config.health().probePath(),
                 config.health().upstreamProbes(),
                 config.health().timeout(), probeInterval(), upstreamHttp, kafkaUpstreams));

@@ -16,14 +16,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.ExecutionException;
 import java.util.stream.Stream;
 
 /**
  * The hand-over of replayed dead letters to a relay: {@code <relay-spool>/replay/}. The CLI never writes
  * the relay's segments — a running relay owns them, and holds their state in memory. It puts each dead letter it
  * replays here instead, as a directory {@code replay/<seq>/} with the entry and its credential, and the relay takes
- * every such directory into its spool through its own append path: at start, and every second while it runs.
+ * every such directory into its spool, written as a sender's request is ({@link DurableAppend}): at start, and every
+ * second while it runs.
  *
  * <p>Crash safety is ordering. The CLI copies the files into a hidden temporary directory, forces them and it, renames
  * the directory into place (atomic), syncs {@code replay/} (itself synced into the spool directory when it is made),
@@ -183,11 +183,12 @@ public final class ReplayInbox {
     }
 
     /**
-     * Takes every waiting entry into the spool, oldest first, with its original idempotency key and credential, a new
-     * sequence number, and {@code nowMillis} as its receive time (its wait, and so {@code --spool-max-age}, starts
-     * again). Stops at the first that does not fit the spool's bound: it and the rest wait here for room.
+     * Takes every waiting entry into the spool through {@code append}, oldest first, with its original idempotency key
+     * and credential, a new sequence number, and {@code nowMillis} as its receive time (its wait, and so
+     * {@code --spool-max-age}, starts again). Stops at the first that does not fit the spool's bound: it and the rest
+     * wait here for room.
      */
-    public Adoption adoptInto(Spool spool, long nowMillis) throws IOException {
+    public Adoption adoptInto(DurableAppend append, long nowMillis) throws IOException {
         List<Taken> taken = new ArrayList<>();
         List<Damaged> damaged = new ArrayList<>();
         if (!Files.isDirectory(dir)) {
@@ -216,13 +217,11 @@ public final class ReplayInbox {
             SpoolRequest again = request.receivedAgainAt(nowMillis);
             long seq;
             try {
-                seq = spool.append(again).get().seq();
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof SpoolFullException) {
-                    return new Adoption(taken, true, damaged);
-                }
-                throw new IOException("could not append replayed entry " + deadSeq + ": " + e.getCause().getMessage(),
-                        e.getCause());
+                seq = append.append(again);
+            } catch (SpoolFullException e) {
+                return new Adoption(taken, true, damaged);
+            } catch (IOException e) {
+                throw new IOException("could not append replayed entry " + deadSeq + ": " + e.getMessage(), e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return new Adoption(taken, false, damaged);

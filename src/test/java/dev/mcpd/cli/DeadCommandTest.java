@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mcpd.spool.Credential;
 import dev.mcpd.spool.DeadLetters;
+import dev.mcpd.spool.DirectAppend;
 import dev.mcpd.spool.ReplayInbox;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.spool.SpoolEntry;
@@ -189,7 +190,8 @@ class DeadCommandTest {
         assertTrue(check.out().contains("replayed        2 in replay/, for the relay to take"), check.out());
 
         try (Spool spool = Spool.open(relaySpool)) {
-            ReplayInbox.Adoption adoption = new ReplayInbox(relaySpool).adoptInto(spool, 1_800_000_000_000L);
+            ReplayInbox.Adoption adoption =
+                    new ReplayInbox(relaySpool).adoptInto(DirectAppend.to(spool), 1_800_000_000_000L);
             assertEquals(2, adoption.taken().size());
             assertEquals(1, adoption.taken().get(0).deadSeq());
             assertTrue(adoption.taken().get(0).seq() > 3, "a new sequence number: " + adoption.taken());
@@ -225,7 +227,8 @@ class DeadCommandTest {
         assertTrue(replay.err().contains("mcpd: 2 is damaged and stays in dead/"), replay.err());
         assertEquals(List.of(1L, 2L), new DeadLetters(relaySpool).seqsOnDisk(), "the damaged ones stay");
         try (Spool spool = Spool.open(relaySpool)) {
-            ReplayInbox.Adoption adoption = new ReplayInbox(relaySpool).adoptInto(spool, 1_800_000_000_000L);
+            ReplayInbox.Adoption adoption =
+                    new ReplayInbox(relaySpool).adoptInto(DirectAppend.to(spool), 1_800_000_000_000L);
             assertEquals(List.of(3L), adoption.taken().stream().map(ReplayInbox.Taken::deadSeq).toList(),
                     "the healthy one is replayed");
         }

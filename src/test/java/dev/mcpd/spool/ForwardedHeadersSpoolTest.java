@@ -62,7 +62,7 @@ class ForwardedHeadersSpoolTest {
             assertSameRequest(tenant, dead.entries().get(0).request());
             ReplayInbox inbox = new ReplayInbox(dir.resolve("relay"));
             inbox.handOver(dead, first.seq());
-            inbox.adoptInto(spool, System.currentTimeMillis());
+            inbox.adoptInto(DirectAppend.to(spool), System.currentTimeMillis());
             assertSameRequest(tenant, spool.next(Duration.ZERO).orElseThrow().request());
         }
     }

@@ -55,11 +55,11 @@ class ReplayInboxTest {
         }
         assertFalse(inbox.handOver(dead, 1), "no longer in dead/");
         try (Spool spool = Spool.open(dir)) {
-            ReplayInbox.Adoption adoption = inbox.adoptInto(spool, 5L);
+            ReplayInbox.Adoption adoption = inbox.adoptInto(DirectAppend.to(spool), 5L);
             assertEquals(1, adoption.taken().size());
             assertEquals(adoption.taken().get(0).seq(), inbox.takenAs(1).orElseThrow(), "the receipt names it");
             assertTrue(inbox.takenAs(1).isEmpty(), "a receipt is read once");
-            assertEquals(0, inbox.adoptInto(spool, 6L).taken().size(), "taken once");
+            assertEquals(0, inbox.adoptInto(DirectAppend.to(spool), 6L).taken().size(), "taken once");
             assertEquals(Optional.of(new Credential("x-mcpd-key", "secret")),
                     spool.next(Duration.ofSeconds(1)).orElseThrow().request().credential());
         }
@@ -78,7 +78,7 @@ class ReplayInboxTest {
         assertTrue(inbox.handOver(dead, 2));
         Files.delete(handedOver().resolve(SpoolFiles.baseName(1) + ".cred")); // its credential lost on the way
         try (Spool spool = Spool.open(dir)) {
-            ReplayInbox.Adoption adoption = inbox.adoptInto(spool, 5L);
+            ReplayInbox.Adoption adoption = inbox.adoptInto(DirectAppend.to(spool), 5L);
             assertEquals(List.of(2L), adoption.taken().stream().map(ReplayInbox.Taken::deadSeq).toList(),
                     "the readable one is taken, not held up behind the damaged one");
             assertEquals(1, adoption.damaged().size());
@@ -86,7 +86,7 @@ class ReplayInboxTest {
             assertTrue(Files.isDirectory(dir.resolve("corrupt").resolve("replay-" + SpoolFiles.baseName(1))),
                     "kept for a person to look at");
             assertEquals(0, inbox.waiting().entries());
-            assertEquals(0, inbox.adoptInto(spool, 6L).damaged().size(), "and it is not tried again");
+            assertEquals(0, inbox.adoptInto(DirectAppend.to(spool), 6L).damaged().size(), "and it is not tried again");
         }
     }
 
@@ -112,7 +112,7 @@ class ReplayInboxTest {
         assertTrue(inbox.handOver(dead, 1));
         Files.delete(handedOver().resolve(SpoolFiles.baseName(1) + ".entry"));
         try (Spool spool = Spool.open(dir)) {
-            assertEquals(0, inbox.adoptInto(spool, 5L).taken().size());
+            assertEquals(0, inbox.adoptInto(DirectAppend.to(spool), 5L).taken().size());
             assertEquals(0, spool.entries());
         }
         assertFalse(Files.exists(handedOver()));
@@ -123,10 +123,10 @@ class ReplayInboxTest {
         Path half = Files.createDirectories(dir.resolve("replay").resolve(".00000000000000000001.999.tmp"));
         Files.writeString(half.resolve(SpoolFiles.baseName(1) + ".entry"), "torn");
         try (Spool spool = Spool.open(dir)) {
-            assertEquals(0, inbox.adoptInto(spool, 5L).taken().size());
+            assertEquals(0, inbox.adoptInto(DirectAppend.to(spool), 5L).taken().size());
             assertTrue(Files.exists(half), "it may still be being written");
             Files.setLastModifiedTime(half, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
-            inbox.adoptInto(spool, 5L);
+            inbox.adoptInto(DirectAppend.to(spool), 5L);
             assertFalse(Files.exists(half));
             assertEquals(0, spool.entries());
         }
@@ -137,7 +137,7 @@ class ReplayInboxTest {
     void anEntryThatDoesNotFitTheBoundWaitsInTheInbox() throws Exception {
         assertTrue(inbox.handOver(dead, 1));
         try (Spool spool = Spool.open(dir, Spool.Options.unbounded().withMaxBytes(10))) {
-            ReplayInbox.Adoption adoption = inbox.adoptInto(spool, 5L);
+            ReplayInbox.Adoption adoption = inbox.adoptInto(DirectAppend.to(spool), 5L);
             assertTrue(adoption.spoolFull());
             assertEquals(0, adoption.taken().size());
         }

@@ -294,7 +294,7 @@ class SpoolPowerCutTest {
             ReplayInbox inbox = new ReplayInbox(dir); // replay/ is made by the first hand-over
             inbox.replay(DeadLetters.beside(dir).orElseThrow(), Optional.empty(), Long.MAX_VALUE);
             try (Spool spool = Spool.open(dir)) {
-                inbox.adoptInto(spool, System.currentTimeMillis());
+                inbox.adoptInto(DirectAppend.to(spool), System.currentTimeMillis());
             }
         };
         atEverySync("s5", "Spool: `dead replay` hands dead letters over, the relay takes them", "relay",
@@ -499,7 +499,7 @@ class SpoolPowerCutTest {
             for (SpoolEntry letter : new DeadLetters(spoolDir).entries()) {
                 dead.add(letter.request().idempotencyKey());
             }
-            new ReplayInbox(spoolDir).adoptInto(spool, System.currentTimeMillis());
+            new ReplayInbox(spoolDir).adoptInto(DirectAppend.to(spool), System.currentTimeMillis());
             List<String> inSpool = new ArrayList<>();
             Optional<SpoolEntry> next;
             while ((next = spool.next(Duration.ZERO)).isPresent()) {

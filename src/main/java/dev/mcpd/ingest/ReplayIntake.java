@@ -1,21 +1,25 @@
-package dev.mcpd.delivery;
+package dev.mcpd.ingest;
 
+import dev.mcpd.endpoint.SpoolMessage;
 import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.spool.ReplayInbox;
-import dev.mcpd.spool.Spool;
+import dev.mcpd.spool.SpoolFullException;
+import dev.mcpd.spool.SpoolRequest;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.stream.Collectors;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
+import org.apache.camel.ProducerTemplate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Takes the dead letters {@code mcpd relay dead replay} handed over ({@link ReplayInbox}) into the spool, through the
- * spool's own append path: at start and every second (route {@code replay-intake}), so a running relay delivers them
- * without a restart. An entry that does not fit the spool's bound waits in {@code replay/} for room.
+ * Takes the dead letters {@code mcpd relay dead replay} handed over ({@link ReplayInbox}) into the spool, each written
+ * through the spool endpoint ({@code spool:relay}) as a sender's request is: at start and every second (route
+ * {@code replay-intake}), so a running relay delivers them without a restart. An entry that does not fit the spool's
+ * bound waits in {@code replay/} for room.
  */
 public final class ReplayIntake implements Processor {
 
@@ -24,20 +28,27 @@ public final class ReplayIntake implements Processor {
     private static final RateLimitedLog ONCE_A_MINUTE = new RateLimitedLog(LOG, Duration.ofMinutes(1));
 
     private final ReplayInbox inbox;
-    private final Spool spool;
+    private final String spoolUri;
     private final InstantSource clock;
+    /** Made at the first pass, stopped with the Camel context. */
+    private ProducerTemplate writer;
 
-    public ReplayIntake(ReplayInbox inbox, Spool spool, InstantSource clock) {
+    /** @param spoolUri the spool endpoint the entries are written to ({@code spool:relay}) */
+    public ReplayIntake(ReplayInbox inbox, String spoolUri, InstantSource clock) {
         this.inbox = inbox;
-        this.spool = spool;
+        this.spoolUri = spoolUri;
         this.clock = clock;
     }
 
     @Override
-    public void process(Exchange exchange) {
+    public void process(Exchange exchange) throws Exception {
+        if (writer == null) { // the route's timer runs one pass at a time
+            writer = exchange.getContext().createProducerTemplate();
+            exchange.getContext().addService(writer, true, false);
+        }
         ReplayInbox.Adoption adoption;
         try {
-            adoption = inbox.adoptInto(spool, clock.millis());
+            adoption = inbox.adoptInto(this::write, clock.millis());
         } catch (IOException e) {
             // The entries stay where they are (replay/, or dead/): tried again in a second, told once a minute.
             ONCE_A_MINUTE.warn("replay-failed", "could not take replayed dead letters from " + inbox.directory()
@@ -57,5 +68,18 @@ public final class ReplayIntake implements Processor {
             ONCE_A_MINUTE.warn("replay-full", "replayed dead letters wait in " + inbox.directory() + ": the spool is full"
                     + " (--spool-max-bytes); they are taken as delivery frees room");
         }
+    }
+
+    /** One entry through {@code to: spool:relay}: its sequence number once durable, or why it was not written. */
+    private long write(SpoolRequest request) throws IOException {
+        Exchange written = writer.send(spoolUri, message -> message.getIn().setBody(request));
+        Exception failure = written.getException();
+        if (failure instanceof SpoolFullException full) {
+            throw full;
+        }
+        if (failure != null) {
+            throw new IOException(failure.getMessage(), failure);
+        }
+        return SpoolMessage.seq(written);
     }
 }
