@@ -44,7 +44,9 @@ class PackageDependenciesTest {
             Map.entry("endpoint", Set.of("delivery", "spool", "config", "routing", "wire")),
             Map.entry("observability", Set.of("http", "delivery", "upstream", "spool", "config", "logs", "routing",
                     "wire")),
-            Map.entry("collector", Set.of("http", "observability", "disk", "config", "logs", "routing", "wire")),
+            Map.entry("store", Set.of("disk", "logs", "wire")),
+            Map.entry("collector", Set.of("http", "observability", "store", "disk", "config", "logs", "routing",
+                    "wire")),
             Map.entry("relay", Set.of("http", "ingest", "endpoint", "delivery", "upstream", "observability", "spool", "config", "routing")),
             Map.entry("cli", Set.of("relay", "collector", "spool", "config", "logs")));
 
@@ -91,11 +93,11 @@ class PackageDependenciesTest {
         }
     }
 
-    /** The storage engine and the upstreams' state are plain Java, tested without a Camel context. */
+    /** The storage engines (the spool, the collector's store) and the upstreams' state are plain Java. */
     @Test
     void theSpoolAndTheUpstreamsStateUseNoCamel() throws IOException {
         List<String> camel = new ArrayList<>();
-        for (String plain : List.of("spool", "upstream")) {
+        for (String plain : List.of("spool", "store", "upstream")) {
             try (Stream<Path> files = Files.walk(SOURCES.resolve(plain))) {
                 for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
                     if (Files.readString(file).contains("org.apache.camel")) {

@@ -2,6 +2,9 @@ package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.store.Archived;
+import dev.mcpd.store.Batch;
+import dev.mcpd.store.StoreUnavailable;
 import java.time.Duration;
 import java.util.List;
 import org.apache.camel.Exchange;
@@ -31,7 +34,7 @@ public final class ArchiveStep implements Processor {
         Batch batch = exchange.getProperty(BatchReader.BATCH, Batch.class);
         Archived archived;
         try {
-            archived = archiver.archive(Sender.of(exchange), List.of(batch)).get(0);
+            archived = archiver.archive(RequestSender.of(exchange), List.of(batch)).get(0);
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, ingest answered 503: " + e.getMessage());
             throw IngestRefusal.unavailable("the collector's store is not answering; retry later");

@@ -1,5 +1,10 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.store.Archived;
+import dev.mcpd.store.Batch;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.Sender;
+import dev.mcpd.store.StoreUnavailable;
 import java.time.Duration;
 import java.util.List;
 

@@ -11,6 +11,7 @@ import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.RequestFormat;
 import dev.mcpd.http.VertxExchange;
+import dev.mcpd.store.Batch;
 import dev.mcpd.wire.BoundedInputStream;
 import dev.mcpd.wire.Otlp;
 import dev.mcpd.wire.RequestTarget;

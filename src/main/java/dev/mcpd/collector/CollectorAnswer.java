@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestTargetCheck;
 import dev.mcpd.http.OtlpAnswer;
+import dev.mcpd.store.Archived;
 import dev.mcpd.wire.Otlp;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;

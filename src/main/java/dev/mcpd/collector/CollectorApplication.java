@@ -3,6 +3,8 @@ package dev.mcpd.collector;
 import dev.mcpd.config.ListenAddress;
 import dev.mcpd.config.McpdConfig;
 import dev.mcpd.http.RoleHost;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.StoreUnavailable;
 import org.apache.camel.main.Main;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

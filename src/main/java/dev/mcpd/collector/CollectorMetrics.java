@@ -1,6 +1,7 @@
 package dev.mcpd.collector;
 
 import dev.mcpd.observability.ProcessMetrics;
+import dev.mcpd.store.Archived;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -2,6 +2,7 @@ package dev.mcpd.collector;
 
 import dev.mcpd.config.InternalTuning;
 import dev.mcpd.http.ProbeAnswer;
+import dev.mcpd.store.JdbcStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

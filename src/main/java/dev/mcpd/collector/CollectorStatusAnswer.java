@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.http.Answers;
+import dev.mcpd.store.StoreLease;
 import java.time.Instant;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.http.Answers;
+import dev.mcpd.store.Archived;
 import java.util.List;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;

@@ -2,6 +2,8 @@ package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.logs.RateLimitedLog;
+import dev.mcpd.store.Archived;
+import dev.mcpd.store.StoreUnavailable;
 import java.time.Duration;
 import java.util.List;
 import org.apache.camel.Exchange;
@@ -34,7 +36,7 @@ public final class RelayBatchArchive implements Processor {
         }
         List<Archived> archived;
         try {
-            archived = archiver.archive(Sender.of(exchange), readable.stream().map(e -> e.batch().orElseThrow())
+            archived = archiver.archive(RequestSender.of(exchange), readable.stream().map(e -> e.batch().orElseThrow())
                     .toList());
         } catch (StoreUnavailable e) {
             LOG.warn("store", "store not answering, relay batch answered 503: " + e.getMessage());

@@ -1,5 +1,7 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.store.Archived;
+import dev.mcpd.store.Batch;
 import java.util.Optional;
 
 /**

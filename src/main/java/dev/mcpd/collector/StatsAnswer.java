@@ -2,6 +2,9 @@ package dev.mcpd.collector;
 
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.IngestRefusal;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.StoreStats;
+import dev.mcpd.store.StoreUnavailable;
 import org.apache.camel.Exchange;
 import org.apache.camel.Message;
 import org.apache.camel.Processor;

@@ -2,6 +2,11 @@ package dev.mcpd.collector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.mcpd.store.Archived;
+import dev.mcpd.store.Batch;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.Sender;
+import dev.mcpd.store.StoreLocation;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;

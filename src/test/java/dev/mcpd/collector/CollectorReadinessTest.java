@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.http.ProbeAnswer;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.StoreLocation;
 import dev.mcpd.testing.ReliabilityReport;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,6 +2,9 @@ package dev.mcpd.collector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.mcpd.store.Expiring;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.LeaseFence;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

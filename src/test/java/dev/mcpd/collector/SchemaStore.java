@@ -1,5 +1,7 @@
 package dev.mcpd.collector;
 
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.StoreLocation;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -8,7 +10,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * A store on the tests' PostgreSQL in a schema of its own for each test, created empty (the collector's migrations
  * make its tables) and dropped after it.
  */
-final class SchemaStore implements BeforeEachCallback, AfterEachCallback {
+public final class SchemaStore implements BeforeEachCallback, AfterEachCallback {
 
     private final String prefix;
     private TestPostgres postgres;
@@ -16,7 +18,7 @@ final class SchemaStore implements BeforeEachCallback, AfterEachCallback {
     private JdbcStore store;
 
     /** {@code prefix}: the start of each schema's name, which a random suffix completes. */
-    SchemaStore(String prefix) {
+    public SchemaStore(String prefix) {
         this.prefix = prefix;
     }
 
@@ -36,15 +38,15 @@ final class SchemaStore implements BeforeEachCallback, AfterEachCallback {
         postgres.execute(null, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     }
 
-    TestPostgres postgres() {
+    public TestPostgres postgres() {
         return postgres;
     }
 
-    String schema() {
+    public String schema() {
         return schema;
     }
 
-    JdbcStore store() {
+    public JdbcStore store() {
         return store;
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mcpd.store.JdbcStore;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;

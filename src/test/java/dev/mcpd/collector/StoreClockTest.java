@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpd.config.StoreUpkeep;
+import dev.mcpd.store.Batch;
+import dev.mcpd.store.JdbcStore;
+import dev.mcpd.store.Sender;
+import dev.mcpd.store.StoreLease;
+import dev.mcpd.store.StoreLocation;
 import dev.mcpd.testing.ReliabilityReport;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mcpd.store.Batch;
+import dev.mcpd.store.StoreLocation;
+import dev.mcpd.store.StoreRows;
 import java.net.http.HttpRequest;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -47,8 +50,8 @@ class UpkeepTest {
                 CollectorHttp.ingest(collector, CollectorHttp.postJson(collector.uri("/v1/ingest"), recent)));
         long now = System.currentTimeMillis();
         try (Connection connection = connect()) {
-            insertKey(connection, "upkeep-2h-old", now - Duration.ofMinutes(120).toMillis());
-            insertKey(connection, "upkeep-50m-old", now - Duration.ofMinutes(50).toMillis());
+            StoreRows.insertKey(connection, "upkeep-2h-old", now - Duration.ofMinutes(120).toMillis());
+            StoreRows.insertKey(connection, "upkeep-50m-old", now - Duration.ofMinutes(50).toMillis());
             insertBatch(connection, "upkeep-3h-batch", now - Duration.ofHours(3).toMillis());
             insertBatch(connection, "upkeep-90m-batch", now - Duration.ofMinutes(90).toMillis());
         }
@@ -71,7 +74,7 @@ class UpkeepTest {
         try (Connection connection = connect()) {
             connection.setAutoCommit(false);
             for (int i = 0; i < UpkeepPass.Pace.on(StoreLocation.Dialect.SQLITE).chunk() * 5 / 2; i++) {
-                insertKey(connection, "upkeep-chunked-" + i, old);
+                StoreRows.insertKey(connection, "upkeep-chunked-" + i, old);
             }
             connection.commit();
         }
@@ -97,16 +100,6 @@ class UpkeepTest {
 
     private static Connection connect() throws Exception {
         return DriverManager.getConnection("jdbc:sqlite:" + collector.dataFile());
-    }
-
-    /** An idempotency key of no sender, first seen at {@code seenAt}. */
-    static void insertKey(Connection connection, String key, long seenAt) throws Exception {
-        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO idempotency_keys (sender,"
-                + " idempotency_key, body_sha256, seen_at_ms) VALUES ('', ?, NULL, ?)")) {
-            insert.setString(1, key);
-            insert.setLong(2, seenAt);
-            insert.executeUpdate();
-        }
     }
 
     private static void insertBatch(Connection connection, String key, long receivedAt) throws Exception {

@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

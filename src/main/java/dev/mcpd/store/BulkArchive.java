@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,10 +31,10 @@ class SqliteKeySweepTest {
         try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
             try (Connection connection = store.connection()) {
                 // The oldest minute's key sorts last; within the next minute, key order is not age order.
-                UpkeepTest.insertKey(connection, "k-4", BOUNDARY_MINUTE - MINUTE + 5);
-                UpkeepTest.insertKey(connection, "k-2", BOUNDARY_MINUTE - MINUTE + 59_000);
-                UpkeepTest.insertKey(connection, "k-9", BOUNDARY_MINUTE - 2 * MINUTE + 30_000);
-                UpkeepTest.insertKey(connection, "k-3", BOUNDARY_MINUTE - MINUTE + 1);
+                StoreRows.insertKey(connection, "k-4", BOUNDARY_MINUTE - MINUTE + 5);
+                StoreRows.insertKey(connection, "k-2", BOUNDARY_MINUTE - MINUTE + 59_000);
+                StoreRows.insertKey(connection, "k-9", BOUNDARY_MINUTE - 2 * MINUTE + 30_000);
+                StoreRows.insertKey(connection, "k-3", BOUNDARY_MINUTE - MINUTE + 1);
             }
             assertEquals(1, store.deleteChunk(Expiring.KEYS, CUTOFF, 1, LeaseFence.ALWAYS));
             assertEquals(List.of("k-2", "k-3", "k-4"), keys(store), "the oldest minute goes first");
@@ -47,10 +47,10 @@ class SqliteKeySweepTest {
     void aKeyGoesOnceItsWholeMinuteIsOlderThanTheCutoffAndNoYoungerKeyEver() throws Exception {
         try (JdbcStore store = JdbcStore.open(StoreLocation.of(dir.resolve("mcpd.db").toString()))) {
             try (Connection connection = store.connection()) {
-                UpkeepTest.insertKey(connection, "a-last-of-the-minute-before", BOUNDARY_MINUTE - 1);
-                UpkeepTest.insertKey(connection, "b-older-in-the-cutoffs-minute", BOUNDARY_MINUTE);
-                UpkeepTest.insertKey(connection, "c-younger", CUTOFF);
-                UpkeepTest.insertKey(connection, "d-next-minute", BOUNDARY_MINUTE + MINUTE);
+                StoreRows.insertKey(connection, "a-last-of-the-minute-before", BOUNDARY_MINUTE - 1);
+                StoreRows.insertKey(connection, "b-older-in-the-cutoffs-minute", BOUNDARY_MINUTE);
+                StoreRows.insertKey(connection, "c-younger", CUTOFF);
+                StoreRows.insertKey(connection, "d-next-minute", BOUNDARY_MINUTE + MINUTE);
             }
             assertEquals(1, store.deleteChunk(Expiring.KEYS, CUTOFF, 10, LeaseFence.ALWAYS));
             assertEquals(List.of("b-older-in-the-cutoffs-minute", "c-younger", "d-next-minute"), keys(store),

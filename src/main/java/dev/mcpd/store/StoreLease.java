@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -32,7 +32,7 @@ public final class StoreLease {
     private final boolean alwaysHeld;
     private final long startedMillis = System.currentTimeMillis();
 
-    StoreLease(JdbcStore store, String name, String replica, Duration term) {
+    public StoreLease(JdbcStore store, String name, String replica, Duration term) {
         this.store = store;
         this.name = name;
         this.replica = replica;
@@ -49,7 +49,7 @@ public final class StoreLease {
     }
 
     /** Takes the lease if it is free or expired, renews it if this replica holds it; says who holds it now. */
-    State takeOrRenew() throws SQLException {
+    public State takeOrRenew() throws SQLException {
         if (alwaysHeld) {
             return new State(true, Optional.of(replica), Optional.of(startedMillis), Long.MAX_VALUE);
         }
@@ -88,7 +88,7 @@ public final class StoreLease {
     }
 
     /** Gives the lease up (a clean stop): another replica takes it at its next pass. */
-    void release() throws SQLException {
+    public void release() throws SQLException {
         if (alwaysHeld) {
             return;
         }
@@ -105,7 +105,7 @@ public final class StoreLease {
      * Asked inside each deletion's transaction: the row is locked until it ends, so the lease cannot change hands
      * while the chunk is deleted, and a replica whose lease expired (say, paused past it) deletes nothing.
      */
-    LeaseFence fence() {
+    public LeaseFence fence() {
         if (alwaysHeld) {
             return LeaseFence.ALWAYS;
         }

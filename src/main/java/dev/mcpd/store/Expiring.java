@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 /** What a sweep deletes: the rows of one table older than a cutoff. */
 public enum Expiring {

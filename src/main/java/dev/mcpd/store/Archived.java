@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 /**
  * What archiving a batch did: the counts the sender is answered with.

@@ -1,17 +1,13 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
-import dev.mcpd.http.SenderKeyCheck;
-import dev.mcpd.http.VertxExchange;
 import dev.mcpd.wire.SenderDigest;
-import io.vertx.core.http.HttpServerRequest;
-import org.apache.camel.Exchange;
 
 /**
  * Whose idempotency keys a request's are: the credential it presented, kept in the store only as its SHA-256, so
  * two senders that pick the same key never swallow each other's batches. The credential is the Bearer token of
  * {@code Authorization} (or that header's whole value when it is another scheme), else {@code x-mcpd-key}; a request
  * with neither belongs to the sender {@link #NONE}. Behind {@code --ingest-key} the credential is the key that was
- * verified, however it was presented.
+ * verified, however it was presented ({@code collector.RequestSender} reads it from a request).
  *
  * @param id the hex SHA-256 of the credential; "" for none
  */
@@ -25,21 +21,6 @@ public record Sender(String id) {
     /** The sender presenting this credential. */
     public static Sender presenting(String credential) {
         return new Sender(SenderDigest.of(credential));
-    }
-
-    /** The sender of the request on the exchange. */
-    public static Sender of(Exchange exchange) {
-        HttpServerRequest request = VertxExchange.request(exchange);
-        String verified = SenderKeyCheck.verifiedBy(exchange);
-        String authorization = request.getHeader("Authorization");
-        String key = request.getHeader("x-mcpd-key");
-        if ("x-mcpd-key".equals(verified) || (authorization == null && key != null)) {
-            return presenting(key);
-        }
-        if (authorization == null) {
-            return NONE;
-        }
-        return presenting(SenderDigest.credentialOf("Authorization", authorization));
     }
 
     static byte[] sha256(byte[] bytes) {

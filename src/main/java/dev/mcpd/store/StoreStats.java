@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 /**
  * What the store holds: {@code GET /v1/stats}.

@@ -1,10 +1,11 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpd.collector.SchemaStore;
 import dev.mcpd.testing.ReliabilityReport;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
 /** The store did not answer (down, unreachable, timed out): the sender must retry. */
 public final class StoreUnavailable extends RuntimeException {
