@@ -4,7 +4,6 @@ import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.spool.SpoolFullException;
 import dev.mcpd.spool.SpoolWriteException;
-import java.io.IOException;
 import java.time.Duration;
 import org.slf4j.LoggerFactory;
 
@@ -22,12 +21,15 @@ public final class SpoolRefusals {
     private SpoolRefusals() {
     }
 
-    /** The refusal for {@code failure}, or null when it is not the spool's. */
+    /**
+     * The refusal for {@code failure}, or null when it is not the spool's: an append fails only with these two, so any
+     * other failure (an {@code IOException} of another step among them) stays a fault, logged in full.
+     */
     public static IngestRefusal of(Throwable failure) {
         if (failure instanceof SpoolFullException) {
             return IngestRefusal.spoolFull(false);
         }
-        if (failure instanceof SpoolWriteException || failure instanceof IOException) {
+        if (failure instanceof SpoolWriteException) {
             LOG.warn("spool-write", "spool write failed, answering 503: " + failure.getMessage());
             return IngestRefusal.unavailable("the spool could not store the request; retry later");
         }
