@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * How many delivery workers there are and how many are busy with an entry right now. The number is {@code --workers}
  * until the spool endpoint's consumer starts its lanes: then it is the number it runs (its {@code workers} option).
  */
-public final class DeliveryWorkers {
+public final class DeliveryWorkers implements WorkerLoad {
 
     private volatile int total;
     private final AtomicInteger busy = new AtomicInteger();
@@ -21,10 +21,12 @@ public final class DeliveryWorkers {
         this.total = lanes;
     }
 
+    @Override
     public int total() {
         return total;
     }
 
+    @Override
     public int busy() {
         return busy.get();
     }

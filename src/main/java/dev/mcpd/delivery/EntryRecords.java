@@ -1,7 +1,6 @@
 package dev.mcpd.delivery;
 
 import dev.mcpd.spool.SpoolEntry;
-import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -31,7 +30,7 @@ import java.util.function.LongPredicate;
  * one while it waits for an upstream and a place in its window; so once a place is found, a lane whose oldest entry is
  * newer than one waiting to be tried again gives its place up ({@link #olderWaitsToRetry}).
  */
-public final class EntryRecords {
+public final class EntryRecords implements FailedAttempts {
 
     /** Records kept at most: past this, a new entry gets none. */
     static final int MAX_RECORDS = 100_000;
@@ -43,25 +42,9 @@ public final class EntryRecords {
     static final int MAX_FAILURE_CHARS = 300;
     private static final int AS_PACKED = ShipmentOutcome.AS_PACKED;
 
-    /**
-     * One entry's failed attempts.
-     *
-     * @param seq              the entry's sequence number
-     * @param receivedAtMillis when the relay received it, epoch milliseconds
-     * @param method           its method
-     * @param target           its target, as the sender wrote it (escape it to print it)
-     * @param bodyBytes        its body's size
-     * @param attempts         attempts that failed (each upstream tried counts once per attempt)
-     * @param lastFailure      one line: the upstream and what it answered, or why there was no answer
-     * @param lastFailureAt    when the last one failed
-     */
-    public record Record(long seq, long receivedAtMillis, String method, String target, long bodyBytes, int attempts,
-                         String lastFailure, Instant lastFailureAt) {
-    }
-
     /** One entry's record; guarded by itself. */
     private static final class Out {
-        Record failures;
+        Entry failures;
         final Set<Integer> failedOn = new HashSet<>(2);
         int sendAtMost = AS_PACKED;
         boolean retryFirst;
@@ -107,7 +90,7 @@ public final class EntryRecords {
             if (out.failures == null) {
                 failureRecords.incrementAndGet();
             }
-            out.failures = new Record(entry.seq(), entry.request().receivedAtMillis(), entry.request().method(),
+            out.failures = new Entry(entry.seq(), entry.request().receivedAtMillis(), entry.request().method(),
                     entry.request().target(), entry.request().body().length,
                     out.failures == null ? 1 : out.failures.attempts() + 1, oneLine(why), clock.instant());
         }
@@ -239,9 +222,9 @@ public final class EntryRecords {
         }
     }
 
-    /** The failure records of the {@code limit} oldest entries that have any, oldest first. */
-    public List<Record> oldest(int limit) {
-        List<Record> oldest = new ArrayList<>(Math.min(limit, 64));
+    @Override
+    public List<Entry> oldest(int limit) {
+        List<Entry> oldest = new ArrayList<>(Math.min(limit, 64));
         for (Out out : bySeq.values()) {
             if (oldest.size() >= limit) {
                 break;
@@ -255,7 +238,7 @@ public final class EntryRecords {
         return oldest;
     }
 
-    /** Entries with a failure record now. */
+    @Override
     public int recorded() {
         return failureRecords.get();
     }

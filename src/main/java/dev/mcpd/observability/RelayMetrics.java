@@ -1,7 +1,6 @@
 package dev.mcpd.observability;
 
-import dev.mcpd.delivery.RejectedItems;
-import dev.mcpd.delivery.SpoolExpiry;
+import dev.mcpd.delivery.RejectedCounts;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.Spool;
 import dev.mcpd.upstream.UpstreamBoard;
@@ -11,6 +10,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.time.InstantSource;
+import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -25,7 +25,7 @@ public final class RelayMetrics {
     }
 
     public static void bind(MeterRegistry registry, Spool spool, UpstreamBoard board, DeadLetters deadLetters,
-                            SpoolExpiry expiry, RejectedItems rejectedItems, InstantSource clock) {
+                            LongSupplier expired, RejectedCounts rejectedItems, InstantSource clock) {
         FunctionCounter.builder("mcpd.relay.accepted", spool, Spool::accepted)
                 .description("Requests written to the spool").register(registry);
         FunctionCounter.builder("mcpd.relay.refused.full", spool, Spool::refusedFull)
@@ -36,8 +36,9 @@ public final class RelayMetrics {
                 .description("Damaged spool entries or regions found since start, copied to corrupt/").register(registry);
         FunctionCounter.builder("mcpd.relay.dead.letter", deadLetters, DeadLetters::keptSinceStart)
                 .description("Requests moved to dead/ (refused for good, or expired)").register(registry);
-        // Micrometer keeps the object it reads only weakly: it must be one that lives as long as the relay.
-        FunctionCounter.builder("mcpd.relay.expired", expiry, SpoolExpiry::expired)
+        // Micrometer keeps the object it reads only weakly: it must be one that lives as long as the relay, as the
+        // dead letters do (a method reference made here would not).
+        FunctionCounter.builder("mcpd.relay.expired", deadLetters, unused -> expired.getAsLong())
                 .description("Requests that waited longer than --spool-max-age, moved to dead/").register(registry);
         Gauge.builder("mcpd.relay.dead.letters", deadLetters, d -> d.recentCensus().count())
                 .description("Requests held in dead/ now (replay or purge them: mcpd relay dead)").register(registry);
@@ -59,7 +60,7 @@ public final class RelayMetrics {
         for (var upstream : board.upstreams()) {
             Tags tags = Tags.of("upstream", upstream.label(), "order", Integer.toString(upstream.order()));
             int index = upstream.order() - 1;
-            for (String signal : RejectedItems.signals()) {
+            for (String signal : RejectedCounts.signals()) {
                 FunctionCounter.builder("mcpd.relay.upstream.rejected.items", rejectedItems,
                                 r -> r.count(upstream.order(), signal))
                         .description("Spans, data points or log records an upstream took the request for but rejected"

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.mcpd.delivery.EntryRecords;
+import dev.mcpd.delivery.FailedAttempts;
 import dev.mcpd.http.Answers;
 import dev.mcpd.http.VertxExchange;
 import dev.mcpd.spool.Spool;
@@ -33,10 +33,10 @@ public final class RelaySpoolAnswer implements Processor {
     private static final ObjectMapper JSON = JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
 
     private final Spool spool;
-    private final EntryRecords attempts;
+    private final FailedAttempts attempts;
     private final InstantSource clock;
 
-    public RelaySpoolAnswer(Spool spool, EntryRecords attempts, InstantSource clock) {
+    public RelaySpoolAnswer(Spool spool, FailedAttempts attempts, InstantSource clock) {
         this.spool = spool;
         this.attempts = attempts;
         this.clock = clock;
@@ -73,7 +73,7 @@ public final class RelaySpoolAnswer implements Processor {
         root.put("waiting", spool.entries());
         root.put("recorded", attempts.recorded());
         ArrayNode entries = root.putArray("entries");
-        for (EntryRecords.Record record : attempts.oldest(limit)) {
+        for (FailedAttempts.Entry record : attempts.oldest(limit)) {
             ObjectNode entry = entries.addObject();
             entry.put("seq", record.seq());
             entry.put("receivedAt", Instant.ofEpochMilli(record.receivedAtMillis()).toString());

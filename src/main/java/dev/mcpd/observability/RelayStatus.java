@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.mcpd.delivery.DeliveryWorkers;
+import dev.mcpd.delivery.WorkerLoad;
 import dev.mcpd.http.Answers;
 import dev.mcpd.spool.DeadLetters;
 import dev.mcpd.spool.ReplayInbox;
@@ -33,11 +33,11 @@ public final class RelayStatus implements Processor {
     private final DeadLetters deadLetters;
     private final ReplayInbox replayInbox;
     private final LongSupplier expired;
-    private final DeliveryWorkers workers;
+    private final WorkerLoad workers;
     private final InstantSource clock;
 
     public RelayStatus(Spool spool, UpstreamBoard board, DeadLetters deadLetters, ReplayInbox replayInbox,
-                       LongSupplier expired, DeliveryWorkers workers, InstantSource clock) {
+                       LongSupplier expired, WorkerLoad workers, InstantSource clock) {
         this.replayInbox = replayInbox;
         this.expired = expired;
         this.spool = spool;

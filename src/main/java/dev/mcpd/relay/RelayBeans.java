@@ -116,7 +116,7 @@ public final class RelayBeans implements AutoCloseable {
                 InstantSource.system());
         this.replayInbox = new ReplayInbox(config.relay().relaySpoolDir());
         this.rejectedItems = new RejectedItems(config.relay().upstreams().size());
-        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry, rejectedItems, tuning.clock());
+        RelayMetrics.bind(metrics, spool, board, deadLetters, expiry::expired, rejectedItems, tuning.clock());
         ingestTally.bindTo(metrics);
         this.relaySync = new RelaySync(spool, deadLetters, new SenderKeyCheck(config.ingest().key()), metrics);
     }

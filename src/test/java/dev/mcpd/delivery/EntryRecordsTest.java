@@ -33,7 +33,7 @@ class EntryRecordsTest {
     void eachFailedAttemptCountsAndTheLastFailureIsOneLine() {
         attempts.failed(entry(7), "upstream=a 503");
         attempts.failed(entry(7), "upstream=b Connection\nrefused");
-        EntryRecords.Record record = attempts.oldest(10).get(0);
+        FailedAttempts.Entry record = attempts.oldest(10).get(0);
         assertEquals(2, record.attempts());
         assertEquals("upstream=b Connection refused", record.lastFailure());
         assertEquals("/v1/ingest?n=7", record.target());
@@ -45,7 +45,7 @@ class EntryRecordsTest {
         attempts.failed(entry(3), "503");
         attempts.failed(entry(5), "503");
         attempts.finished(5);
-        assertEquals(List.of(3L, 9L), attempts.oldest(10).stream().map(EntryRecords.Record::seq).toList());
+        assertEquals(List.of(3L, 9L), attempts.oldest(10).stream().map(FailedAttempts.Entry::seq).toList());
         assertEquals(2, attempts.recorded());
     }
 
