@@ -45,8 +45,9 @@ class PackageDependenciesTest {
             Map.entry("observability", Set.of("http", "delivery", "upstream", "spool", "config", "logs", "routing",
                     "wire")),
             Map.entry("store", Set.of("disk", "logs", "wire")),
-            Map.entry("collector", Set.of("http", "observability", "store", "disk", "config", "logs", "routing",
-                    "wire")),
+            Map.entry("source", Set.of("store", "config", "logs", "wire")),
+            Map.entry("collector", Set.of("http", "observability", "store", "source", "disk", "config", "logs",
+                    "routing", "wire")),
             Map.entry("relay", Set.of("http", "ingest", "endpoint", "delivery", "upstream", "observability", "spool", "config", "routing")),
             Map.entry("cli", Set.of("relay", "collector", "spool", "config", "logs")));
 
@@ -93,11 +94,41 @@ class PackageDependenciesTest {
         }
     }
 
-    /** The storage engines (the spool, the collector's store) and the upstreams' state are plain Java. */
+    /**
+     * The status, metrics and spool answers read delivery through its small interfaces ({@code WorkerLoad},
+     * {@code FailedAttempts}, {@code RejectedCounts}), never a class that does the work: delivery may change how it
+     * delivers without the pages that show it following.
+     */
+    @Test
+    void observabilityReadsDeliveryOnlyThroughInterfaces() throws IOException, ClassNotFoundException {
+        Pattern delivery = Pattern.compile("\\bdev\\.mcpd\\.delivery\\.([A-Z][A-Za-z0-9]*)");
+        Set<String> read = new TreeSet<>();
+        try (Stream<Path> files = Files.walk(SOURCES.resolve("observability"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                Matcher use = delivery.matcher(Files.readString(file));
+                while (use.find()) {
+                    read.add(use.group(1));
+                }
+            }
+        }
+        assertTrue(!read.isEmpty(), "observability shows delivery's state");
+        List<String> classes = new ArrayList<>();
+        for (String name : read) {
+            if (!Class.forName("dev.mcpd.delivery." + name).isInterface()) {
+                classes.add(name);
+            }
+        }
+        assertEquals(List.of(), classes, "delivery classes observability reads directly");
+    }
+
+    /**
+     * The storage engines (the spool, the collector's store), the upstreams' state and the Kafka source (a loop on
+     * kafka-clients' consumer) are plain Java.
+     */
     @Test
     void theSpoolAndTheUpstreamsStateUseNoCamel() throws IOException {
         List<String> camel = new ArrayList<>();
-        for (String plain : List.of("spool", "store", "upstream")) {
+        for (String plain : List.of("spool", "store", "upstream", "source")) {
             try (Stream<Path> files = Files.walk(SOURCES.resolve(plain))) {
                 for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
                     if (Files.readString(file).contains("org.apache.camel")) {

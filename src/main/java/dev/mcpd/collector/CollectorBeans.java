@@ -7,6 +7,7 @@ import dev.mcpd.http.ProbeAnswer;
 import dev.mcpd.http.RolePaths;
 import dev.mcpd.http.SenderKeyCheck;
 import dev.mcpd.routing.OnWorker;
+import dev.mcpd.source.KafkaSource;
 import dev.mcpd.store.JdbcStore;
 import dev.mcpd.store.StoreLease;
 import dev.mcpd.store.StoreLocation;
@@ -58,7 +59,7 @@ public final class CollectorBeans implements AutoCloseable {
         this.relayBatchReader = new RelayBatchReader(batchReader, config.listener().maxBodyBytes());
         this.archiver = new BatchArchiver(store, metrics);
         this.source = config.source().address().map(address -> new KafkaSource(address, config.source().group(),
-                archiver, relayBatchReader, metrics, CLOCK));
+                archiver::archive, relayBatchReader::judge, registry, CLOCK));
     }
 
     /** Starts consuming the Kafka source, if there is one: once the routes serve. */

@@ -5,8 +5,6 @@ import dev.mcpd.store.Archived;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.MultiGauge;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.HashMap;
@@ -17,9 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The collector's meters: {@code mcpd_ingest_accepted_total}, {@code mcpd_ingest_duplicate_total} and
  * {@code mcpd_ingest_rejected_total} (events, by ingest path — four paths at most, so the label stays small),
  * {@code mcpd_store_latency_seconds} (one archive transaction), {@code mcpd_collector_key_conflicts_total}
- * (copies under a key their sender had used for another body), {@code mcpd_collector_lease_held}, the Kafka source's
- * {@code mcpd_collector_source_records_total{outcome}} and {@code mcpd_collector_source_lag_records{partition}}, plus
- * the process metrics.
+ * (copies under a key their sender had used for another body) and {@code mcpd_collector_lease_held}, plus the process
+ * metrics (the Kafka source adds its own).
  */
 public final class CollectorMetrics {
 
@@ -71,35 +68,6 @@ public final class CollectorMetrics {
             keyConflicts.increment();
         }
     }
-
-    /** {@code mcpd_collector_source_records_total{outcome}}: records of the Kafka source archived, duplicate, refused. */
-    void sourceRecord(String outcome) {
-        registry.counter("mcpd.collector.source.records", "outcome", outcome).increment();
-    }
-
-    /**
-     * {@code mcpd_collector_source_lag_records{partition}}: records behind the end of each partition this replica
-     * reads, from {@code lag} (partition to records) as the source keeps it.
-     */
-    void sourceLag(Map<Integer, Long> lag) {
-        for (String outcome : new String[] {"archived", "duplicate", "refused"}) {
-            registry.counter("mcpd.collector.source.records", "outcome", outcome);
-        }
-        MultiGauge gauge = MultiGauge
-                .builder("mcpd.collector.source.lag.records")
-                .description("Records of the Kafka source not yet read, per partition this replica reads")
-                .register(registry);
-        sourceLagGauge = () -> gauge.register(lag.entrySet().stream().map(e -> io.micrometer.core.instrument
-                .MultiGauge.Row.of(Tags.of("partition", e.getKey().toString()),
-                        e.getValue())).toList(), true);
-    }
-
-    /** Brings the lag gauges up to date with the partitions read now. */
-    void sourceLagChanged() {
-        sourceLagGauge.run();
-    }
-
-    private Runnable sourceLagGauge = () -> { };
 
     /** {@code mcpd_collector_lease_held}: 1 while this replica holds the store's lease. */
     void leaseHeld(boolean held) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mcpd.http.Answers;
 import dev.mcpd.store.Archived;
+import dev.mcpd.store.ReadEntry;
 import java.util.List;
 import org.apache.camel.Exchange;
 import org.apache.camel.Processor;
@@ -20,10 +21,10 @@ public final class RelayBatchAnswer implements Processor {
     @Override
     @SuppressWarnings("unchecked")
     public void process(Exchange exchange) throws Exception {
-        List<RelayBatchEntry> entries = exchange.getProperty(RelayBatchReader.ENTRIES, List.class);
+        List<ReadEntry> entries = exchange.getProperty(RelayBatchReader.ENTRIES, List.class);
         ObjectNode answer = JSON.createObjectNode();
         ArrayNode outcomes = answer.putArray("entries");
-        for (RelayBatchEntry entry : entries) {
+        for (ReadEntry entry : entries) {
             ObjectNode outcome = outcomes.addObject();
             if (entry.archived().isPresent()) {
                 Archived archived = entry.archived().get();

@@ -3,6 +3,7 @@ package dev.mcpd.collector;
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.store.Archived;
+import dev.mcpd.store.ReadEntry;
 import dev.mcpd.store.StoreUnavailable;
 import java.time.Duration;
 import java.util.List;
@@ -29,8 +30,8 @@ public final class RelayBatchArchive implements Processor {
     @Override
     @SuppressWarnings("unchecked")
     public void process(Exchange exchange) {
-        List<RelayBatchEntry> entries = exchange.getProperty(RelayBatchReader.ENTRIES, List.class);
-        List<RelayBatchEntry> readable = entries.stream().filter(e -> e.batch().isPresent()).toList();
+        List<ReadEntry> entries = exchange.getProperty(RelayBatchReader.ENTRIES, List.class);
+        List<ReadEntry> readable = entries.stream().filter(e -> e.batch().isPresent()).toList();
         if (readable.isEmpty()) {
             return;
         }

@@ -2,6 +2,7 @@ package dev.mcpd.collector;
 
 import dev.mcpd.http.IngestRefusal;
 import dev.mcpd.http.VertxExchange;
+import dev.mcpd.store.ReadEntry;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.wire.RequestTarget;
 import java.util.ArrayList;
@@ -19,7 +20,7 @@ import org.apache.camel.Processor;
  */
 public final class RelayBatchReader implements Processor {
 
-    /** Exchange property holding the {@code List<RelayBatchEntry>}. */
+    /** Exchange property holding the {@code List<ReadEntry>}. */
     static final String ENTRIES = "mcpd.relay-batch";
 
     private final BatchReader reader;
@@ -48,14 +49,14 @@ public final class RelayBatchReader implements Processor {
             throw IngestRefusal.tooLargeDecompressed(maxBodyBytes + RelayBatch.FRAMING_ALLOWANCE);
         }
         long received = exchange.getClock().getCreated();
-        List<RelayBatchEntry> judged = new ArrayList<>(entries.size());
+        List<ReadEntry> judged = new ArrayList<>(entries.size());
         for (RelayBatch.Entry entry : entries) {
             judged.add(judge(entry, received));
         }
         exchange.setProperty(ENTRIES, judged);
     }
 
-    RelayBatchEntry judge(RelayBatch.Entry entry, long received) {
+    ReadEntry judge(RelayBatch.Entry entry, long received) {
         try {
             if (!entry.method().equals("POST")) {
                 throw IngestRefusal.notAllowed("ingest takes POST");
@@ -70,10 +71,10 @@ public final class RelayBatchReader implements Processor {
             if (entry.body().length > maxBodyBytes) {
                 throw IngestRefusal.tooLarge(maxBodyBytes);
             }
-            return RelayBatchEntry.readable(reader.read(target, entry.contentType(), entry.contentEncoding(),
+            return ReadEntry.readable(reader.read(target, entry.contentType(), entry.contentEncoding(),
                     Optional.of(entry.idempotencyKey()), receivedAt(entry, received), entry.body()));
         } catch (IngestRefusal refusal) {
-            return RelayBatchEntry.refused(refusal.status(), refusal.reason());
+            return ReadEntry.refused(refusal.status(), refusal.reason());
         }
     }
 

@@ -1,14 +1,16 @@
-package dev.mcpd.collector;
+package dev.mcpd.source;
 
 import dev.mcpd.config.KafkaAddress;
 import dev.mcpd.logs.RateLimitedLog;
 import dev.mcpd.logs.SenderText;
 import dev.mcpd.store.Archived;
+import dev.mcpd.store.ReadEntry;
 import dev.mcpd.store.Sender;
 import dev.mcpd.store.StoreUnavailable;
 import dev.mcpd.wire.KafkaRecordHeaders;
 import dev.mcpd.wire.RelayBatch;
 import dev.mcpd.wire.SenderDigest;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -70,9 +72,9 @@ public final class KafkaSource implements AutoCloseable {
 
     private final KafkaAddress address;
     private final String group;
-    private final BatchArchiver archiver;
-    private final RelayBatchReader reader;
-    private final CollectorMetrics metrics;
+    private final SourceArchive archive;
+    private final RecordReader reader;
+    private final SourceMetrics metrics;
     private final InstantSource clock;
     private final RateLimitedLog warnings = new RateLimitedLog(LOG, Duration.ofSeconds(10));
     private final Map<Integer, Long> lag = new ConcurrentHashMap<>();
@@ -83,20 +85,19 @@ public final class KafkaSource implements AutoCloseable {
     private final KafkaSourceReach reach;
     private volatile Thread thread;
 
-    KafkaSource(KafkaAddress address, String group, BatchArchiver archiver, RelayBatchReader reader,
-                CollectorMetrics metrics, InstantSource clock) {
+    public KafkaSource(KafkaAddress address, String group, SourceArchive archive, RecordReader reader,
+                       MeterRegistry registry, InstantSource clock) {
         this.address = address;
         this.group = group;
-        this.archiver = archiver;
+        this.archive = archive;
         this.reader = reader;
-        this.metrics = metrics;
+        this.metrics = new SourceMetrics(registry, lag);
         this.clock = clock;
         this.reach = new KafkaSourceReach(address);
-        metrics.sourceLag(lag);
     }
 
     /** Starts consuming on a thread of its own. */
-    void start() {
+    public void start() {
         reach.start();
         thread = new Thread(this::run, "mcpd-kafka-source");
         thread.setDaemon(true);
@@ -108,7 +109,7 @@ public final class KafkaSource implements AutoCloseable {
     }
 
     /** Why the brokers cannot be reached, while they cannot: {@code /readyz} says the collector is degraded. */
-    Optional<String> unreachable() {
+    public Optional<String> unreachable() {
         return reach.unreachable();
     }
 
@@ -175,28 +176,28 @@ public final class KafkaSource implements AutoCloseable {
      */
     private void archive(ConsumerRecords<byte[], byte[]> records) {
         long now = clock.millis();
-        Map<Sender, List<RelayBatchEntry>> bySender = new LinkedHashMap<>();
+        Map<Sender, List<ReadEntry>> bySender = new LinkedHashMap<>();
         for (ConsumerRecord<byte[], byte[]> record : records) {
             Optional<String> named = header(record, KafkaRecordHeaders.SENDER);
-            RelayBatchEntry judged = named.isPresent() && !SenderDigest.isDigest(named.get())
-                    ? RelayBatchEntry.refused(400, KafkaRecordHeaders.SENDER + " is not a SHA-256 digest")
-                    : reader.judge(requestOf(record), now);
+            ReadEntry judged = named.isPresent() && !SenderDigest.isDigest(named.get())
+                    ? ReadEntry.refused(400, KafkaRecordHeaders.SENDER + " is not a SHA-256 digest")
+                    : reader.read(requestOf(record), now);
             if (judged.batch().isPresent()) {
                 bySender.computeIfAbsent(named.map(Sender::new).orElse(Sender.NONE), s -> new ArrayList<>())
                         .add(judged);
             } else {
-                metrics.sourceRecord("refused");
+                metrics.record("refused");
                 warnings.warn("refused-" + record.partition(), "source=" + address + " partition="
                         + record.partition() + " offset=" + record.offset() + " skipped, kept in the topic: "
                         + judged.refusedStatus() + " " + SenderText.quote(judged.refusedReason()));
             }
         }
-        for (Map.Entry<Sender, List<RelayBatchEntry>> group : bySender.entrySet()) {
-            List<RelayBatchEntry> readable = group.getValue();
-            List<Archived> archived = archiver.archive(group.getKey(), readable.stream()
+        for (Map.Entry<Sender, List<ReadEntry>> group : bySender.entrySet()) {
+            List<ReadEntry> readable = group.getValue();
+            List<Archived> archived = archive.archive(group.getKey(), readable.stream()
                     .map(e -> e.batch().orElseThrow()).toList());
             for (Archived what : archived) {
-                metrics.sourceRecord(what.accepted() == 0 && what.duplicate() > 0 ? "duplicate" : "archived");
+                metrics.record(what.accepted() == 0 && what.duplicate() > 0 ? "duplicate" : "archived");
             }
         }
     }
@@ -282,7 +283,7 @@ public final class KafkaSource implements AutoCloseable {
             consumer.currentLag(partition).ifPresent(records -> lag.put(partition.partition(), records));
         }
         lag.keySet().removeIf(p -> !consumer.assignment().contains(new TopicPartition(address.topic(), p)));
-        metrics.sourceLagChanged();
+        metrics.lagChanged();
     }
 
     /** Partitions taken away: their lag is another member's to report. */
@@ -290,7 +291,7 @@ public final class KafkaSource implements AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             partitions.forEach(p -> lag.remove(p.partition()));
-            metrics.sourceLagChanged();
+            metrics.lagChanged();
         }
 
         @Override

@@ -1,4 +1,4 @@
-package dev.mcpd.collector;
+package dev.mcpd.source;
 
 import dev.mcpd.config.KafkaAddress;
 import java.time.Duration;

@@ -1,51 +1,50 @@
-package dev.mcpd.collector;
+package dev.mcpd.store;
 
-import dev.mcpd.store.Archived;
-import dev.mcpd.store.Batch;
 import java.util.Optional;
 
 /**
- * One entry of a relay batch at the collector: readable (a {@link Batch} to archive, then what archiving did) or
- * refused for good with its own status and one-line reason, as the same request sent alone would have been.
+ * A request read for the store from a relay batch's entry or a Kafka record: readable (a {@link Batch} to archive,
+ * then what archiving did) or refused for good with its own status and one-line reason, as the same request sent
+ * alone would have been.
  */
-final class RelayBatchEntry {
+public final class ReadEntry {
 
     private final Batch batch;
     private final int refusedStatus;
     private final String refusedReason;
     private Archived archived;
 
-    private RelayBatchEntry(Batch batch, int refusedStatus, String refusedReason) {
+    private ReadEntry(Batch batch, int refusedStatus, String refusedReason) {
         this.batch = batch;
         this.refusedStatus = refusedStatus;
         this.refusedReason = refusedReason;
     }
 
-    static RelayBatchEntry readable(Batch batch) {
-        return new RelayBatchEntry(batch, 0, null);
+    public static ReadEntry readable(Batch batch) {
+        return new ReadEntry(batch, 0, null);
     }
 
-    static RelayBatchEntry refused(int status, String reason) {
-        return new RelayBatchEntry(null, status, reason);
+    public static ReadEntry refused(int status, String reason) {
+        return new ReadEntry(null, status, reason);
     }
 
-    Optional<Batch> batch() {
+    public Optional<Batch> batch() {
         return Optional.ofNullable(batch);
     }
 
-    void archived(Archived what) {
+    public void archived(Archived what) {
         this.archived = what;
     }
 
-    Optional<Archived> archived() {
+    public Optional<Archived> archived() {
         return Optional.ofNullable(archived);
     }
 
-    int refusedStatus() {
+    public int refusedStatus() {
         return refusedStatus;
     }
 
-    String refusedReason() {
+    public String refusedReason() {
         return refusedReason;
     }
 }

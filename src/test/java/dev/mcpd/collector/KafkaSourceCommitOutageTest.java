@@ -87,7 +87,7 @@ class KafkaSourceCommitOutageTest {
                     lock.commit(); // the archive goes through; its commit meets no broker
                 }
                 await("the failed commit is warned about").atMost(Duration.ofSeconds(120)).until(() -> log
-                        .events("dev.mcpd.collector.KafkaSource", Level.WARN).stream().anyMatch(e -> e
+                        .events("dev.mcpd.source.KafkaSource", Level.WARN).stream().anyMatch(e -> e
                                 .getFormattedMessage().contains("offsets not committed")));
                 kafka.restart();
                 KafkaSourceTest.send(kafka, List.of(KafkaSourceTest.record(topic, "/v1/ingest", "application/json",

@@ -175,14 +175,14 @@ class KafkaSourceTest {
                     "mcpd_collector_source_records_total{outcome=\"refused\"} 3.0"));
             await().atMost(PATIENCE).until(() -> StoredBatches.withKey(collector.dataFile(), "good").isPresent());
             assertEquals(Map.of("good", 1), StoredBatches.countsByKey(collector.dataFile()));
-            List<String> lines = log.events("dev.mcpd.collector.KafkaSource", Level.WARN).stream()
+            List<String> lines = log.events("dev.mcpd.source.KafkaSource", Level.WARN).stream()
                     .map(e -> e.getFormattedMessage()).toList();
             assertTrue(lines.stream().anyMatch(l -> l.contains("partition=0 offset=0 skipped, kept in the topic: ")),
                     lines.toString());
             await().atMost(PATIENCE).until(() -> committed(kafka, group, topic) == 4);
             assertTrue(log.events("org.apache.kafka.clients.consumer.ConsumerConfig", Level.INFO).isEmpty(),
                     "no dump of the client's settings");
-            assertEquals(1, log.events("dev.mcpd.collector.KafkaSource", Level.INFO).stream()
+            assertEquals(1, log.events("dev.mcpd.source.KafkaSource", Level.INFO).stream()
                     .map(e -> e.getFormattedMessage()).filter(l -> l.contains(" group=" + group + " consuming:")
                             && l.contains("enable.auto.commit=false") && l.contains("isolation.level=read_committed"))
                     .count(), "the settings that matter, in one line");
@@ -260,7 +260,7 @@ class KafkaSourceTest {
                 files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
             send(kafka, List.of(record(topic, "/v1/ingest", "application/json", "", "while-gone", 1, EMPTY)));
-            await().atMost(PATIENCE).until(() -> log.events("dev.mcpd.collector.KafkaSource", Level.WARN).stream()
+            await().atMost(PATIENCE).until(() -> log.events("dev.mcpd.source.KafkaSource", Level.WARN).stream()
                     .anyMatch(e -> e.getFormattedMessage().contains("store not answering, 1 records read again")));
             assertEquals(-1, committed(kafka, group, topic), "no offset committed for a record the store did not keep");
 
