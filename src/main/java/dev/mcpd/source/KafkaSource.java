@@ -246,14 +246,16 @@ public final class KafkaSource implements AutoCloseable {
             next.put(partition, new OffsetAndMetadata(of.get(of.size() - 1).offset() + 1));
         }
         try {
-            consumer.commitSync(next);
+            // No longer than the session: past it the group coordinator has dropped this member, and a commit it
+            // sent would fail anyway; the client's own default (a minute) only held the next poll back.
+            consumer.commitSync(next, Duration.ofMillis(SESSION_TIMEOUT_MS));
         } catch (CommitFailedException | RebalanceInProgressException e) {
             // The partitions went to another member while this one archived: it reads the records again, and their
             // keys make them duplicates.
             warnings.warn("commit", "source=" + address + " offsets not committed (the group rebalanced): the next"
                     + " owner reads " + records.count() + " records again, stored once by their keys");
         } catch (RetriableException e) {
-            // The brokers did not answer in time (an outage longer than the client's minute): the source goes on,
+            // The brokers did not answer in time (an outage longer than the session): the source goes on,
             // and the next commit carries these offsets too; read again before that, they are stored once by keys.
             warnings.warn("commit", "source=" + address + " offsets not committed (" + e.getClass().getSimpleName()
                     + "): the next commit carries them; " + records.count() + " records may be read again, stored"

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The brokers go away between a poll and its commit for longer than the Kafka client waits for a commit (its minute):
+ * The brokers go away between a poll and its commit for longer than the source waits for a commit (the session's 10 s):
  * the commit fails, and the source goes on — it once ended its thread there, and the collector consumed nothing more
  * until a restart while its {@code /readyz} said ok. A broker of its own (the test stops it), PostgreSQL as the store,
  * and a lock the test holds on {@code batches} to keep the poll's archive waiting until the broker is down.
@@ -86,7 +86,7 @@ class KafkaSourceCommitOutageTest {
                     kafka.stop();
                     lock.commit(); // the archive goes through; its commit meets no broker
                 }
-                await("the failed commit is warned about").atMost(Duration.ofSeconds(120)).until(() -> log
+                await("the failed commit is warned about").atMost(Duration.ofSeconds(60)).until(() -> log
                         .events("dev.mcpd.source.KafkaSource", Level.WARN).stream().anyMatch(e -> e
                                 .getFormattedMessage().contains("offsets not committed")));
                 kafka.restart();
@@ -102,7 +102,7 @@ class KafkaSourceCommitOutageTest {
                 }
                 long polled = stored(postgres, schema, "polled-before-the-outage");
                 ReliabilityReport.assertHostile("a3-h4", "the broker stopped between a poll and its commit, for"
-                                + " longer than the Kafka client's minute (collector on PostgreSQL)",
+                                + " longer than the source waits for a commit (collector on PostgreSQL)",
                         "the commit warned about, the source goes on: the next record archived once the broker is"
                                 + " back; the polled one stored once",
                         "commit warned; next record " + (consumedAfter ? "archived" : "NOT archived within 60 s")
