@@ -41,12 +41,23 @@ class HealthCheckTest {
 
     static final ObjectMapper JSON = new ObjectMapper();
     static final RelayApplication.Tuning TUNING = DeliveryTest.FAST.withConfiguredProbes();
+    /**
+     * Probes every 400 ms instead of {@code --probe-interval-seconds}, for the tests of what the checks decide rather
+     * than when they run: each needs several rounds, and rounds of whole seconds made this the slowest test class.
+     */
+    static final RelayApplication.Tuning QUICK_PROBES = DeliveryTest.FAST.withProbes(Duration.ofMillis(400),
+            DeliveryTest.FAST.upWindow());
 
     @TempDir
     Path dir;
 
     static RunningRelay relay(Path dir, Map<String, String> options, TestUpstream... upstreams) {
         return RunningRelay.start(dir, options, TUNING, upstreams);
+    }
+
+    /** A relay whose probes run every 400 ms ({@link #QUICK_PROBES}). */
+    static RunningRelay quickRelay(Path dir, Map<String, String> options, TestUpstream... upstreams) {
+        return RunningRelay.start(dir, options, QUICK_PROBES, upstreams);
     }
 
     static Map<String, String> options(String... pairs) {
@@ -120,8 +131,8 @@ class HealthCheckTest {
                      .probeAnswer(r -> TestUpstream.Answer.ok().after(Duration.ofMillis(1_500)));
              TestUpstream secondary = TestUpstream.start();
              CapturedLog log = new CapturedLog();
-             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
-                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "2"), primary, secondary)) {
+             RunningRelay relay = quickRelay(dir, options("MCPD_PROBE_TIMEOUT_SECONDS", "1",
+                     "MCPD_UNHEALTHY_THRESHOLD", "2"), primary, secondary)) {
             await().atMost(PATIENCE).until(() -> !inService(relay, 1));
             JsonNode status = upstream(relay, 1);
             assertEquals("failure", status.get("lastCheck").get("result").asText());
@@ -156,9 +167,8 @@ class HealthCheckTest {
              });
              TestUpstream secondary = TestUpstream.start();
              CapturedLog log = new CapturedLog();
-             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
-                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1",
-                     "MCPD_HEALTHY_THRESHOLD", "2"), primary, secondary)) {
+             RunningRelay relay = quickRelay(dir, options("MCPD_PROBE_TIMEOUT_SECONDS", "1",
+                     "MCPD_UNHEALTHY_THRESHOLD", "1", "MCPD_HEALTHY_THRESHOLD", "2"), primary, secondary)) {
             await().atMost(PATIENCE).until(() -> !inService(relay, 1));
             alternate.set(true);
             int from = probeCount.get();
@@ -202,8 +212,8 @@ class HealthCheckTest {
     void whenEveryUpstreamIsOutOfServiceDeliveryGoesOn() throws Exception {
         try (TestUpstream primary = TestUpstream.start().readyStatus(503);
              TestUpstream secondary = TestUpstream.start().readyStatus(503);
-             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
-                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1"), primary, secondary)) {
+             RunningRelay relay = quickRelay(dir, options("MCPD_PROBE_TIMEOUT_SECONDS", "1",
+                     "MCPD_UNHEALTHY_THRESHOLD", "1"), primary, secondary)) {
             await().atMost(PATIENCE).until(() -> !inService(relay, 1) && !inService(relay, 2));
             String body = post(relay);
             await().atMost(PATIENCE).until(() -> got(primary, body));
@@ -218,8 +228,8 @@ class HealthCheckTest {
         // An OpenTelemetry Collector's OTLP receiver answers GET /readyz with 405.
         try (TestUpstream collector = TestUpstream.start().readyStatus(status);
              CapturedLog log = new CapturedLog();
-             RunningRelay relay = relay(dir, options("MCPD_PROBE_INTERVAL_SECONDS", "2",
-                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "2"), collector)) {
+             RunningRelay relay = quickRelay(dir, options("MCPD_PROBE_TIMEOUT_SECONDS", "1",
+                     "MCPD_UNHEALTHY_THRESHOLD", "2"), collector)) {
             await().atMost(PATIENCE).until(() -> collector.probes().size() >= 4);
             JsonNode idle = upstream(relay, 1);
             assertTrue(idle.get("inService").asBoolean(), idle.toString());
@@ -259,8 +269,7 @@ class HealthCheckTest {
              RunningRelay relay = RunningRelay.start(dir, options(
                      "MCPD_UPSTREAMS", gateway.url() + "," + unprobed.url(),
                      "MCPD_UPSTREAM_PROBES", "1=" + healthPort.url().toString().replaceAll("/$", "") + "/,2=off",
-                     "MCPD_PROBE_INTERVAL_SECONDS", "2", "MCPD_PROBE_TIMEOUT_SECONDS", "1",
-                     "MCPD_UNHEALTHY_THRESHOLD", "1"), TUNING)) {
+                     "MCPD_PROBE_TIMEOUT_SECONDS", "1", "MCPD_UNHEALTHY_THRESHOLD", "1"), QUICK_PROBES)) {
             await().atMost(PATIENCE).until(() -> healthPort.probes().size() >= 3);
             assertEquals(0, gateway.probes().size(), "the upstream's own --probe-path is not asked");
             assertEquals(0, unprobed.probes().size(), "an upstream with --upstream-probe N=off is never probed");
@@ -303,7 +312,7 @@ class HealthCheckTest {
     void aCheckOfAnUpstreamNobodyListensAtFailsAsARefusedConnection() throws Exception {
         int closed = Ports.free();
         try (RunningRelay relay = RunningRelay.start(dir, options("MCPD_UPSTREAMS", "http://127.0.0.1:" + closed,
-                "MCPD_PROBE_INTERVAL_SECONDS", "2", "MCPD_PROBE_TIMEOUT_SECONDS", "1"), TUNING)) {
+                "MCPD_PROBE_TIMEOUT_SECONDS", "1"), QUICK_PROBES)) {
             await().atMost(PATIENCE).until(() -> upstream(relay, 1).has("lastCheck"));
             JsonNode check = upstream(relay, 1).get("lastCheck");
             assertEquals("failure", check.get("result").asText(), check.toString());
