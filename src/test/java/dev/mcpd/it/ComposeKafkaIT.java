@@ -11,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * deploy/docker/docker-compose.kafka.yml brought up as written, by podman-compose: a KRaft broker, PostgreSQL, two
@@ -20,6 +21,8 @@ import org.junit.jupiter.api.Test;
  * stand-ins where their images cannot be pulled (standin-images.sh: Kafka's own jars from Maven Central, Debian's
  * PostgreSQL 15, each with its official image's start-up).
  */
+// One podman project at a time: they share the image store and the stand-in images.
+@ResourceLock("podman")
 class ComposeKafkaIT {
 
     private static final ComposeProject COMPOSE = new ComposeProject("deploy/docker/docker-compose.kafka.yml",

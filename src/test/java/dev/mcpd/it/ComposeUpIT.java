@@ -14,6 +14,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * deploy/docker/docker-compose.multi-region.yml brought up as written, by podman-compose on podman's own networks:
@@ -26,6 +27,8 @@ import org.junit.jupiter.api.Test;
  * healthcheck run}); and podman-compose waits for no {@code condition: service_healthy}: the collectors start beside
  * PostgreSQL and take the store once it answers.
  */
+// One podman project at a time: they share the image store and the stand-in images.
+@ResourceLock("podman")
 class ComposeUpIT {
 
     private static final ComposeProject COMPOSE = new ComposeProject("deploy/docker/docker-compose.multi-region.yml",

@@ -15,6 +15,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The container image, built and run for real: podman builds the unchanged deploy/docker/Dockerfile on the
@@ -24,6 +25,8 @@ import org.junit.jupiter.api.Test;
  * are missing, it says so and is skipped. The containers use the host's network, as a sandbox without podman's own
  * networks would ({@link ComposeUpIT} runs on podman's networks).
  */
+// One podman project at a time: they share the image store and the stand-in images.
+@ResourceLock("podman")
 class ContainerIT {
 
     private static final String IMAGE = "localhost/mcpd:it";

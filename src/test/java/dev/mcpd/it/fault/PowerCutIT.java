@@ -11,8 +11,8 @@ import dev.mcpd.spool.SpoolEntry;
 import dev.mcpd.spool.SpoolReader;
 import dev.mcpd.testing.PowerCutFuse;
 import dev.mcpd.testing.ReliabilityReport;
-import dev.mcpd.testing.VolatileLayer;
 import dev.mcpd.testing.VolatileLayer.CutPlan;
+import dev.mcpd.testing.VolatileLayer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,6 +37,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Power cuts under the packaged relay: its spool on a FUSE file system that forgets every write and directory change
@@ -48,6 +49,8 @@ import org.junit.jupiter.api.io.TempDir;
  * upstream or is in dead/; what the upstream received twice was delivered at most {@link #RESENT_WINDOW} before the
  * cut that made it go again; no damage in the spool.
  */
+// Alone on the machine: its replay case measures how soon a delivery is sent again.
+@Isolated
 class PowerCutIT {
 
     static final int ROUNDS = Integer.getInteger("powercut.rounds", 15);
