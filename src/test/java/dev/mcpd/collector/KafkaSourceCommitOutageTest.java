@@ -86,7 +86,8 @@ class KafkaSourceCommitOutageTest {
                     kafka.stop();
                     lock.commit(); // the archive goes through; its commit meets no broker
                 }
-                await("the failed commit is warned about").atMost(Duration.ofSeconds(60)).until(() -> log
+                await("the failed commit is warned about, within the session and not the client's minute")
+                        .atMost(Duration.ofSeconds(30)).until(() -> log
                         .events("dev.mcpd.source.KafkaSource", Level.WARN).stream().anyMatch(e -> e
                                 .getFormattedMessage().contains("offsets not committed")));
                 kafka.restart();
